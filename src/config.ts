@@ -1,0 +1,101 @@
+// Config is read here and only here: validated once against one schema, then frozen.
+// .env.example mirrors CONFIG_SCHEMA variable for variable (a test keeps them in step).
+import { randomBytes } from 'node:crypto'
+import { availableParallelism, tmpdir } from 'node:os'
+import { envSchema } from 'env-schema'
+import { Type, type Static } from 'typebox'
+
+export const CONFIG_SCHEMA = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'address to bind' }),
+  API_KEYS: Type.String({ default: '', description: 'comma-separated bearer keys for /api/*; empty: one is generated and logged at start' }),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level' }),
+  EXECUTION_MODE: Type.Enum(['pool', 'inline'], { default: 'pool', description: 'pool: jobs run in worker threads; inline: on the main thread (for comparison only)' }),
+  CLUSTER_WORKERS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'fork this many node:cluster processes (0: no cluster)' }),
+  POOL_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'worker threads in the pool (0: one per core)' }),
+  MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
+  MAX_INPUT_PIXELS: Type.Integer({ minimum: 1, default: 50000000, description: 'largest image or video frame, in pixels (width x height)' }),
+  MAX_VIDEO_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 14400, description: 'longest video accepted, in seconds' }),
+  JOB_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30000, description: 'a job running longer is cancelled and answered 504' }),
+  MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
+  ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
+  ALLOW_PRIVATE_SOURCES: Type.Boolean({ default: false, description: 'let URL sources reach loopback/private addresses (tests, private networks)' }),
+  FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
+  FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
+  TMP_DIR: Type.String({ default: '', description: 'where temp files go (empty: the OS temp dir); each process uses its own subfolder' }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' })
+})
+
+type Env = Static<typeof CONFIG_SCHEMA>
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly apiKeys: readonly string[]
+  readonly apiKeyGenerated: boolean
+  readonly logLevel: string
+  readonly executionMode: 'pool' | 'inline'
+  readonly clusterWorkers: number
+  readonly poolThreads: number
+  readonly maxSourceBytes: number
+  readonly maxInputPixels: number
+  readonly maxVideoSeconds: number
+  readonly jobTimeoutMs: number
+  readonly memorySpoolBytes: number
+  readonly allowedSources: readonly string[]
+  readonly allowPrivateSources: boolean
+  readonly ffmpegPath: string
+  readonly ffprobePath: string
+  readonly tmpDir: string
+  readonly shutdownGraceMs: number
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const list = (value: string) => value.split(',').map(s => s.trim()).filter(Boolean)
+
+export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
+  let parsed: Env
+  try {
+    // Only our variables are handed to the validator: env-schema drops unknown keys, and PATH & co. are none of its business.
+    const ours = Object.fromEntries(Object.keys(CONFIG_SCHEMA.properties).filter(k => env[k] !== undefined).map(k => [k, env[k]]))
+    parsed = envSchema<Env>({ schema: structuredClone(CONFIG_SCHEMA), data: ours, env: false })
+  } catch (err) {
+    throw new ConfigError(describe(err))
+  }
+  const apiKeys = list(parsed.API_KEYS)
+  const apiKeyGenerated = apiKeys.length === 0
+  if (apiKeyGenerated) apiKeys.push(randomBytes(24).toString('base64url'))
+  return Object.freeze({
+    port: parsed.PORT,
+    host: parsed.HOST,
+    apiKeys: Object.freeze(apiKeys),
+    apiKeyGenerated,
+    logLevel: parsed.LOG_LEVEL,
+    executionMode: parsed.EXECUTION_MODE,
+    clusterWorkers: parsed.CLUSTER_WORKERS,
+    poolThreads: parsed.POOL_THREADS || availableParallelism(),
+    maxSourceBytes: parsed.MAX_SOURCE_BYTES,
+    maxInputPixels: parsed.MAX_INPUT_PIXELS,
+    maxVideoSeconds: parsed.MAX_VIDEO_SECONDS,
+    jobTimeoutMs: parsed.JOB_TIMEOUT_MS,
+    memorySpoolBytes: parsed.MEMORY_SPOOL_BYTES,
+    allowedSources: Object.freeze(list(parsed.ALLOWED_SOURCES)),
+    allowPrivateSources: parsed.ALLOW_PRIVATE_SOURCES,
+    ffmpegPath: parsed.FFMPEG_PATH,
+    ffprobePath: parsed.FFPROBE_PATH,
+    tmpDir: parsed.TMP_DIR || tmpdir(),
+    shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS
+  })
+}
+
+/** One line naming the variable, e.g. "PORT must be <= 65535 (got "70000")". */
+function describe (err: unknown): string {
+  const first = (err as { errors?: Array<{ instancePath: string, message?: string, params?: Record<string, unknown> }> }).errors?.[0]
+  if (first === undefined) return (err as Error).message
+  const name = first.instancePath.replace(/^\//, '').split('/')[0]
+  const allowed = first.params?.allowedValues ?? first.params?.allowedValue
+  return `${name} ${first.message ?? 'is invalid'}${allowed === undefined ? '' : ` (${[allowed].flat().join(', ')})`}`
+}

@@ -1,0 +1,42 @@
+// Every error reply has one shape, { statusCode, code, error, message }, with a code from src/errors.ts.
+// 5xx details go to the log, never to the client.
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError } from 'fastify'
+import fp from 'fastify-plugin'
+import { errors, type ThumbdError } from '../errors.ts'
+
+/** Seconds a client should wait before retrying a 503. */
+const RETRY_AFTER_SECONDS = 1
+
+export default fp(async (app) => {
+  app.setErrorHandler((err: FastifyError & { retryAfter?: number }, request, reply) => {
+    const error = normalise(err)
+    if (error.statusCode >= 500 && error.code === 'THUMBD_INTERNAL') request.log.error({ err }, 'request failed')
+    else request.log.info({ code: error.code, reason: err.message }, 'request refused')
+    if (error.statusCode === 503) reply.header('retry-after', String(err.retryAfter ?? RETRY_AFTER_SECONDS))
+    return reply.code(error.statusCode).send({
+      statusCode: error.statusCode,
+      code: error.code,
+      error: STATUS_CODES[error.statusCode],
+      message: error.statusCode === 500 ? 'Internal error' : error.message
+    })
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new errors.NotFound(`${request.method} ${request.url.split('?')[0]}`)
+    return reply.code(404).send({ statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message })
+  })
+}, { name: 'error-handler' })
+
+/** Fastify's own errors (validation, content type, body size) mapped onto the catalogue. */
+function normalise (err: FastifyError): ThumbdError {
+  if (typeof err.code === 'string' && err.code.startsWith('THUMBD_')) return err as ThumbdError
+  if (err.validation !== undefined) return new errors.BadOptions(err.message)
+  switch (err.statusCode) {
+    case 400: return new errors.BadOptions(err.message)
+    case 401: return new errors.Unauthorized()
+    case 413: return new errors.PayloadTooLarge(err.message)
+    case 415: return new errors.UnsupportedMedia(err.message)
+    default: return new errors.Internal()
+  }
+}

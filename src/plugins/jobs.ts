@@ -1,0 +1,125 @@
+// Runs jobs: in the piscina pool (default), or on the main thread with EXECUTION_MODE=inline so the two
+// can be compared. Either way the very same dispatch() runs, with the same cancel/deadline control.
+import { performance } from 'node:perf_hooks'
+import fp from 'fastify-plugin'
+import { Piscina } from 'piscina'
+import type { Config } from '../config.ts'
+import { errors, fromJobFailure } from '../errors.ts'
+import { cancel, createControl } from '../../workers/control.ts'
+import { dispatch } from '../../workers/dispatch.ts'
+import type { Envelope, ImageResult, JobOutcome, JobSettings, JobTask } from '../../workers/types.ts'
+
+export interface JobResult {
+  value: ImageResult
+  /** Time between submitting and a worker starting it (includes the thread hop). */
+  queueMs: number
+  workMs: number
+}
+
+export interface JobStats {
+  mode: Config['executionMode']
+  threads: number
+  queued: number
+  running: number
+  utilization: number
+  completed: number
+}
+
+export interface Jobs {
+  run (task: JobTask, signal?: AbortSignal): Promise<JobResult>
+  stats (): JobStats
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jobs: Jobs
+  }
+}
+
+/** How long past its deadline a job may take to report its own TIMEOUT before the main thread stops waiting. */
+const DEADLINE_SLACK_MS = 1000
+/** At shutdown, how long cancelled jobs get to kill their children before the threads are terminated. */
+const CANCEL_WAIT_MS = 3000
+
+const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
+
+export default fp<{ config: Config }>(async (app, { config }) => {
+  const settings: JobSettings = {
+    ffmpegPath: config.ffmpegPath,
+    ffprobePath: config.ffprobePath,
+    maxInputPixels: config.maxInputPixels,
+    maxVideoSeconds: config.maxVideoSeconds,
+    // One decoder thread per job: the pool already keeps every core busy with one job each.
+    ffmpegThreads: 1
+  }
+  const pool = config.executionMode === 'pool'
+    ? new Piscina<Envelope, JobOutcome>({ filename: WORKER_FILE, minThreads: config.poolThreads, maxThreads: config.poolThreads, idleTimeout: 60_000 })
+    : undefined
+  pool?.on('error', err => app.log.error({ err }, 'worker pool error'))
+
+  const inFlight = new Map<SharedArrayBuffer, Promise<unknown>>()
+  let completed = 0
+
+  async function run (task: JobTask, signal?: AbortSignal): Promise<JobResult> {
+    const control = createControl()
+    const deadline = Date.now() + config.jobTimeoutMs
+    const envelope: Envelope = { task, settings, control, deadline }
+    const ref = task.source.ref
+    const submitted = performance.now()
+    const pending = pool !== undefined
+      ? pool.run(envelope, { transferList: ref.location === 'memory' ? [ref.bytes.buffer as ArrayBuffer] : [] })
+      : dispatch(envelope)
+    const settled = pending.then(() => {}, () => {}).finally(() => { inFlight.delete(control); completed++ })
+    inFlight.set(control, settled)
+
+    let timer: NodeJS.Timeout | undefined
+    let onAbort: (() => void) | undefined
+    const stopped = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { cancel(control); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
+      onAbort = () => { cancel(control); reject(signal?.reason) }
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
+    try {
+      const outcome = await Promise.race([pending, stopped])
+      if (!outcome.ok) {
+        const { error } = outcome
+        if (error.code === 'INTERNAL') app.log.error({ detail: error.detail }, 'job failed')
+        else if (error.detail !== undefined) app.log.debug({ code: error.code, detail: error.detail }, 'job refused the media')
+        throw fromJobFailure(error, config.jobTimeoutMs)
+      }
+      return { value: outcome.value, queueMs: performance.now() - submitted - outcome.workMs, workMs: outcome.workMs }
+    } catch (err) {
+      if (signal?.aborted === true) throw signal.reason
+      // A worker that died (crash, exit) rejects the task itself: only this job fails, piscina replaces the thread.
+      if (err instanceof Error && !('code' in err && String(err.code).startsWith('THUMBD_'))) {
+        app.log.error({ err }, 'job failed in the pool')
+        throw new errors.Internal()
+      }
+      throw err
+    } finally {
+      clearTimeout(timer)
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  function stats (): JobStats {
+    return {
+      mode: config.executionMode,
+      threads: pool?.threads.length ?? 0,
+      queued: pool?.queueSize ?? 0,
+      running: inFlight.size - (pool?.queueSize ?? 0),
+      utilization: pool?.utilization ?? 0,
+      completed
+    }
+  }
+
+  app.decorate('jobs', { run, stats })
+
+  app.addHook('onClose', async () => {
+    // Requests have drained by now; whatever still runs is cancelled so its worker kills its ffmpeg
+    // (terminating a thread would not), then the threads go.
+    for (const control of inFlight.keys()) cancel(control)
+    await Promise.race([Promise.all(inFlight.values()), new Promise(resolve => setTimeout(resolve, CANCEL_WAIT_MS).unref())])
+    await pool?.destroy()
+  })
+}, { name: 'jobs' })

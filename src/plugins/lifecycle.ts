@@ -1,0 +1,40 @@
+// Draining at shutdown. The listener stays open while in-flight requests finish, so late clients get a
+// clear 503 DRAINING (and load balancers a 503 /health) instead of a refused connection.
+import { finished } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { errors } from '../errors.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    draining: boolean
+    /** onRequest hook for job routes: refuses new work while draining, counts the work accepted. */
+    admitWhileRunning (request: FastifyRequest, reply: FastifyReply): Promise<void>
+    /** Stop taking jobs; resolves when accepted ones are done, or after graceMs. True if all finished. */
+    drain (graceMs: number): Promise<boolean>
+  }
+}
+
+export default fp(async (app) => {
+  let accepted = 0
+  let onIdle: (() => void) | undefined
+
+  app.decorate('draining', false)
+
+  app.decorate('admitWhileRunning', async (_request: FastifyRequest, reply: FastifyReply) => {
+    if (app.draining) throw new errors.Draining()
+    accepted++
+    finished(reply.raw, () => {
+      if (--accepted === 0) onIdle?.()
+    })
+  })
+
+  app.decorate('drain', async (graceMs: number) => {
+    app.draining = true
+    if (accepted === 0) return true
+    return new Promise<boolean>(resolve => {
+      const timer = setTimeout(() => resolve(false), graceMs)
+      onIdle = () => { clearTimeout(timer); resolve(true) }
+    })
+  })
+}, { name: 'lifecycle' })

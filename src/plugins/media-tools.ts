@@ -1,0 +1,38 @@
+// Finds out once, at start, whether ffmpeg and ffprobe work here. Without them images still work,
+// video jobs answer 503 VIDEO_UNAVAILABLE and /health says what is missing.
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import fp from 'fastify-plugin'
+import type { Config } from '../config.ts'
+
+const run = promisify(execFile)
+
+export interface MediaTools {
+  ffmpeg: string | undefined
+  ffprobe: string | undefined
+  /** Both tools answered: video jobs can run. */
+  video: boolean
+  missing: string[]
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    mediaTools: MediaTools
+  }
+}
+
+async function version (bin: string): Promise<string | undefined> {
+  try {
+    const { stdout } = await run(bin, ['-hide_banner', '-version'], { timeout: 5000 })
+    return /version (\S+)/.exec(stdout)?.[1] ?? 'unknown'
+  } catch {
+    return undefined
+  }
+}
+
+export default fp<{ config: Config }>(async (app, { config }) => {
+  const [ffmpeg, ffprobe] = await Promise.all([version(config.ffmpegPath), version(config.ffprobePath)])
+  const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
+  if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
+  app.decorate('mediaTools', { ffmpeg, ffprobe, video: missing.length === 0, missing })
+}, { name: 'media-tools' })

@@ -1,0 +1,36 @@
+// /health is for load balancers (can this instance do all its jobs?), /health/live for liveness
+// (does the event loop answer?). Neither needs a key.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import type { FastifyPluginAsync } from 'fastify'
+
+const LOOP_WINDOW_MS = 10_000
+const LOOP_RESOLUTION_MS = 10
+/** The histogram records whole sampling intervals; the delay is what exceeds the interval. */
+const excessMs = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS)
+
+const routes: FastifyPluginAsync = async (app) => {
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
+  loop.enable()
+  // Figures over a recent window, not since start.
+  const reset = setInterval(() => loop.reset(), LOOP_WINDOW_MS).unref()
+  app.addHook('onClose', async () => { clearInterval(reset); loop.disable() })
+
+  app.get('/health', async (_request, reply) => {
+    const pool = app.jobs.stats()
+    const problems = app.mediaTools.missing.map(tool => `${tool} not found: video jobs unavailable`)
+    if (pool.mode === 'pool' && pool.threads === 0) problems.push('no worker threads')
+    if (app.draining) problems.push('draining: shutting down')
+    return reply.code(problems.length === 0 ? 200 : 503).send({
+      status: problems.length === 0 ? 'ok' : 'unavailable',
+      problems,
+      pool,
+      eventLoopDelayMs: { p50: excessMs(loop.percentile(50)), p99: excessMs(loop.percentile(99)), max: excessMs(loop.max) },
+      ffmpeg: app.mediaTools.ffmpeg ?? null,
+      uptimeSeconds: Math.round(process.uptime())
+    })
+  })
+
+  app.get('/health/live', async () => ({ status: 'ok' }))
+}
+
+export default routes

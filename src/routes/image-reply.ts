@@ -1,0 +1,43 @@
+// How image results go out: validators and caching headers derived from the source's content, so a
+// repeated request is answered 304 before any job runs.
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { JobResult } from '../plugins/jobs.ts'
+
+/** The reply is a pure function of the source bytes and the options: it never changes. */
+const CACHE_CONTROL = 'public, max-age=31536000, immutable'
+
+export function entityTag (sourceSha256: string, kind: string, options: unknown): string {
+  const digest = createHash('sha256').update(`${sourceSha256}\n${kind}\n${JSON.stringify(options)}`).digest('base64url')
+  return `"${digest.slice(0, 32)}"`
+}
+
+export function notModified (request: FastifyRequest, reply: FastifyReply, etag: string, vary: boolean): boolean {
+  const header = request.headers['if-none-match']
+  if (header === undefined) return false
+  const tags = header.split(',').map(t => t.trim().replace(/^W\//, ''))
+  if (!tags.includes(etag) && !tags.includes('*')) return false
+  reply.code(304).header('etag', etag).header('cache-control', CACHE_CONTROL)
+  if (vary) reply.header('vary', 'Accept')
+  return true
+}
+
+export function sendImage (reply: FastifyReply, result: JobResult, etag: string, vary: boolean) {
+  const { data, format } = result.value
+  reply
+    .header('content-type', `image/${format}`)
+    .header('etag', etag)
+    .header('cache-control', CACHE_CONTROL)
+    .header('server-timing', `queue;dur=${result.queueMs.toFixed(1)}, work;dur=${result.workMs.toFixed(1)}`)
+  if (vary) reply.header('vary', 'Accept')
+  return reply.send(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
+}
+
+/** Aborts when the client goes away before its reply is complete. */
+export function clientGone (reply: FastifyReply): AbortSignal {
+  const controller = new AbortController()
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'))
+  })
+  return controller.signal
+}

@@ -1,0 +1,75 @@
+// Query/JSON options shared by the image-producing routes: one schema (validation + OpenAPI) and
+// one normalisation into the plain options the workers take.
+import { Type, type Static } from 'typebox'
+import { errors } from '../errors.ts'
+import type { FramePosition, ImageOptions, OutputFormat, VideoOptions } from '../../workers/types.ts'
+
+/** Largest output side; bigger asks are refused rather than silently clamped. */
+export const MAX_OUTPUT_SIDE = 8192
+
+export const ImageQuery = {
+  width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output width in px' })),
+  height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output height in px' })),
+  fit: Type.Optional(Type.Enum(['cover', 'contain', 'fill', 'inside', 'outside'], { description: 'how the image fits width x height (default cover)' })),
+  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'auto'], { description: 'output format; auto picks avif/webp/jpeg from Accept' })),
+  quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'encoder quality (default 80)' }))
+}
+
+export const VideoQuery = {
+  at: Type.Optional(Type.String({ pattern: '^\\d{1,6}(\\.\\d{1,3})?%?$', description: 'video frame position: seconds (12.5) or percent of the duration (10%); default 1 s' })),
+  frame: Type.Optional(Type.Enum(['exact', 'best'], { description: 'best: the most representative frame near `at`' }))
+}
+
+type ImageQueryValue = Static<ReturnType<typeof Type.Object<typeof ImageQuery>>>
+type VideoQueryValue = Static<ReturnType<typeof Type.Object<typeof VideoQuery>>>
+
+export interface ImageDefaults {
+  width?: number
+  format: OutputFormat
+}
+
+export const DEFAULT_QUALITY = 80
+
+export function imageOptions (query: ImageQueryValue, accept: string | undefined, defaults: ImageDefaults): { options: ImageOptions, negotiated: boolean } {
+  const negotiated = query.format === 'auto'
+  const format = query.format === undefined ? defaults.format : query.format === 'auto' ? negotiate(accept) : query.format
+  const sized = query.width !== undefined || query.height !== undefined
+  return {
+    negotiated,
+    options: {
+      width: sized ? query.width : defaults.width,
+      height: query.height,
+      fit: query.fit ?? 'cover',
+      format,
+      quality: query.quality ?? DEFAULT_QUALITY,
+      withoutEnlargement: true
+    }
+  }
+}
+
+export function videoOptions (query: VideoQueryValue): VideoOptions {
+  let at: FramePosition | undefined
+  if (query.at !== undefined) {
+    const value = Number.parseFloat(query.at)
+    if (query.at.endsWith('%')) {
+      if (value > 100) throw new errors.BadOptions('at must be a percentage from 0% to 100%')
+      at = { percent: value }
+    } else {
+      at = { seconds: value }
+    }
+  }
+  return { at, best: query.frame === 'best' }
+}
+
+/** The best format the client says it takes: AVIF, then WebP, else JPEG (which every client reads). */
+export function negotiate (accept: string | undefined): OutputFormat {
+  const accepted = new Set<string>()
+  for (const part of (accept ?? '').toLowerCase().split(',')) {
+    const [type, ...params] = part.trim().split(';')
+    const q = params.map(p => p.trim()).find(p => p.startsWith('q='))
+    if (q === undefined || Number(q.slice(2)) > 0) accepted.add(type!.trim())
+  }
+  if (accepted.has('image/avif')) return 'avif'
+  if (accepted.has('image/webp')) return 'webp'
+  return 'jpeg'
+}

@@ -1,0 +1,30 @@
+// The only file that listens: read config, build the app, listen, and drain gracefully on SIGTERM/SIGINT.
+import closeWithGrace from 'close-with-grace'
+import { buildApp } from './app.ts'
+import { ConfigError, loadConfig, type Config } from './config.ts'
+
+let config: Config
+try {
+  config = loadConfig()
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err
+  console.error(`thumbd: invalid config: ${err.message}`)
+  process.exit(1)
+}
+
+const app = await buildApp(config)
+
+// Past the grace period and the cleanup margin, close-with-grace exits 1 rather than hang.
+closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, async ({ signal, err }) => {
+  if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
+  else app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'draining')
+  const drained = await app.drain(config.shutdownGraceMs)
+  if (!drained) app.log.warn('grace period over: cancelling the jobs still running')
+  await app.close()
+  app.log.info('closed')
+})
+
+await app.listen({ port: config.port, host: config.host })
+if (config.apiKeyGenerated) {
+  app.log.info(`API_KEYS is not set: this run accepts the generated key ${config.apiKeys[0]}`)
+}

@@ -1,0 +1,128 @@
+// Takes a source stream into memory or a temp file while counting, hashing and sniffing it.
+// Refusals are as early as the bytes allow: unknown type after the first few KB, size as soon as it is passed.
+import { createHash, type Hash } from 'node:crypto'
+import { open, type FileHandle } from 'node:fs/promises'
+import type { Readable } from 'node:stream'
+import { errors } from '../errors.ts'
+import { SNIFF_BYTES, sniff, type Media } from '../../workers/sniff.ts'
+import type { JobSource } from '../../workers/types.ts'
+import type { TempDir } from './temp-dir.ts'
+
+export interface SpoolLimits {
+  maxBytes: number
+  /** Images up to this size stay in memory; videos always go to a file (MP4 may keep its index at the end). */
+  memoryBytes: number
+  tempDir: TempDir
+}
+
+export interface SpooledSource extends JobSource {
+  /** Hex SHA-256 of the exact bytes received. */
+  sha256: string
+  /** Removes the temp file, if any. Safe to call more than once. */
+  dispose (): Promise<void>
+}
+
+/** Disk writes are batched to about this size. */
+const WRITE_BATCH_BYTES = 1 << 20
+
+export async function spool (stream: Readable, limits: SpoolLimits): Promise<SpooledSource> {
+  const hash = createHash('sha256')
+  const sink = new Sink(limits)
+  let media: Media | undefined
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`more than ${limits.maxBytes} bytes`)
+      hash.update(chunk)
+      await sink.add(chunk)
+      if (media === undefined && sink.size >= SNIFF_BYTES) media = await sniffOrRefuse(sink)
+    }
+    media ??= await sniffOrRefuse(sink)
+    const ref = await sink.finish()
+    return { ref, media, size: sink.size, sha256: hex(hash), dispose: () => sink.dispose() }
+  } catch (err) {
+    await sink.dispose()
+    throw err
+  }
+}
+
+async function sniffOrRefuse (sink: Sink): Promise<Media> {
+  if (sink.size === 0) throw new errors.UnsupportedMedia('the source is empty')
+  const media = sniff(sink.head())
+  if (media === undefined) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
+  if (media.kind === 'video') await sink.toFile()
+  return media
+}
+
+const hex = (hash: Hash) => hash.digest('hex')
+
+/** Collects chunks in memory and moves them to a temp file once they pass the memory threshold. */
+class Sink {
+  size = 0
+  /** The first SNIFF_BYTES bytes, kept apart so sniffing works whatever has been written out. */
+  private first = Buffer.alloc(0)
+  /** In memory mode every chunk; in file mode the chunks not yet written. */
+  private chunks: Buffer[] = []
+  private unwritten = 0
+  private file: { path: string, handle: FileHandle } | undefined
+  private readonly limits: SpoolLimits
+  private disposed = false
+
+  constructor (limits: SpoolLimits) {
+    this.limits = limits
+  }
+
+  head (): Uint8Array {
+    return this.first
+  }
+
+  async add (chunk: Buffer): Promise<void> {
+    if (this.first.length < SNIFF_BYTES) this.first = Buffer.concat([this.first, chunk.subarray(0, SNIFF_BYTES - this.first.length)])
+    this.size += chunk.length
+    this.chunks.push(chunk)
+    this.unwritten += chunk.length
+    if (this.file === undefined && this.size > this.limits.memoryBytes) await this.toFile()
+    else if (this.file !== undefined && this.unwritten >= WRITE_BATCH_BYTES) await this.flush()
+  }
+
+  async toFile (): Promise<void> {
+    if (this.file !== undefined) return
+    const path = this.limits.tempDir.newFile()
+    // 'wx': never follow or reuse an existing path.
+    this.file = { path, handle: await open(path, 'wx', 0o600) }
+    await this.flush()
+  }
+
+  private async flush (): Promise<void> {
+    if (this.file === undefined || this.chunks.length === 0) return
+    await this.file.handle.writev(this.chunks)
+    this.chunks = []
+    this.unwritten = 0
+  }
+
+  async finish (): Promise<JobSource['ref']> {
+    if (this.file !== undefined) {
+      await this.flush()
+      await this.file.handle.close()
+      return { location: 'file', path: this.file.path }
+    }
+    // A buffer that owns its whole ArrayBuffer, so it can be moved to a worker without a copy
+    // (Buffer.concat may hand out a slice of Node's shared pool, which must never be transferred).
+    const bytes = new Uint8Array(this.size)
+    let at = 0
+    for (const chunk of this.chunks) {
+      bytes.set(chunk, at)
+      at += chunk.length
+    }
+    this.chunks = []
+    return { location: 'memory', bytes }
+  }
+
+  async dispose (): Promise<void> {
+    if (this.disposed) return
+    this.disposed = true
+    this.chunks = []
+    if (this.file === undefined) return
+    await this.file.handle.close().catch(() => {})
+    await this.limits.tempDir.remove(this.file.path)
+  }
+}

@@ -1,0 +1,26 @@
+// piscina entry point. The result's bytes are moved to the main thread, not cloned.
+import { move, transferableSymbol, valueSymbol } from 'piscina'
+import { dispatch } from './dispatch.ts'
+import type { Envelope, JobOutcome } from './types.ts'
+
+export default async function run (envelope: Envelope) {
+  const outcome = await dispatch(envelope)
+  if (!outcome.ok) return outcome
+  // sharp returns externally-allocated buffers that V8 cannot transfer: one copy into a plain
+  // ArrayBuffer, then a zero-copy move (a clone would copy as well, after serialising).
+  const data = new Uint8Array(outcome.value.data)
+  return move(new MovedOutcome({ ...outcome, value: { ...outcome.value, data } }, data.buffer))
+}
+
+class MovedOutcome {
+  readonly #outcome: JobOutcome
+  readonly #buffer: ArrayBuffer
+
+  constructor (outcome: JobOutcome, buffer: ArrayBuffer) {
+    this.#outcome = outcome
+    this.#buffer = buffer
+  }
+
+  get [transferableSymbol] () { return [this.#buffer] }
+  get [valueSymbol] () { return this.#outcome }
+}

@@ -1,0 +1,64 @@
+// Runs ffmpeg/ffprobe as a child process that this worker owns: bounded output, killed on cancel or
+// deadline (SIGTERM, then SIGKILL), and counted, so nothing outlives the job that started it.
+import { spawn } from 'node:child_process'
+import { JobError } from './job-error.ts'
+
+const KILL_GRACE_MS = 1000
+const STDERR_KEEP_BYTES = 2048
+
+let running = 0
+/** ffmpeg/ffprobe children alive in this thread right now. */
+export const runningChildren = () => running
+
+export interface ToolRun {
+  stdout: Buffer
+  stderr: string
+}
+
+export interface ToolLimits {
+  signal: AbortSignal
+  maxStdoutBytes: number
+}
+
+export function runTool (bin: string, args: readonly string[], { signal, maxStdoutBytes }: ToolLimits): Promise<ToolRun> {
+  return new Promise((resolve, reject) => {
+    signal.throwIfAborted()
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    running++
+    const chunks: Buffer[] = []
+    let stdoutBytes = 0
+    let stderr = ''
+    let failure: unknown
+    let killTimer: NodeJS.Timeout | undefined
+
+    const stop = (reason: unknown) => {
+      failure ??= reason
+      child.kill('SIGTERM')
+      killTimer ??= setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS)
+    }
+    const onAbort = () => stop(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length
+      if (stdoutBytes > maxStdoutBytes) stop(new JobError('MEDIA_UNREADABLE', 'decoder output larger than the declared size'))
+      else chunks.push(chunk)
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_BYTES)
+    })
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      failure ??= err.code === 'ENOENT'
+        ? new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`)
+        : new JobError('INTERNAL', 'could not start a decoder', err.message)
+    })
+    child.on('close', (code, killedBy) => {
+      running--
+      clearTimeout(killTimer)
+      signal.removeEventListener('abort', onAbort)
+      if (failure !== undefined) reject(failure)
+      else if (code !== 0) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
+      else resolve({ stdout: Buffer.concat(chunks), stderr })
+    })
+  })
+}

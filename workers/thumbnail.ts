@@ -1,0 +1,17 @@
+// Thumbnail of an image, or of one frame of a video, through the same sharp step.
+import { render, type ImageInput } from './image.ts'
+import { JobError } from './job-error.ts'
+import { grabFrame } from './video.ts'
+import type { ImageResult, JobContext, SourceRef, ThumbnailTask } from './types.ts'
+
+export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<ImageResult> {
+  const { ref, media } = task.source
+  if (media.kind === 'image') return render(imageInput(ref), task.image, ctx)
+  if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
+  const frame = await grabFrame(ref.path, media, task.video, ctx)
+  return render({ raw: frame }, task.image, ctx)
+}
+
+export function imageInput (ref: SourceRef): ImageInput {
+  return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
+}

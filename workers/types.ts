@@ -1,0 +1,78 @@
+// Plain data that crosses between the main thread and the workers. No classes, no functions.
+import type { Media } from './sniff.ts'
+import type { JobFailure } from './job-error.ts'
+
+export type Fit = 'cover' | 'contain' | 'fill' | 'inside' | 'outside'
+export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif'
+
+export interface ImageOptions {
+  width?: number
+  height?: number
+  fit: Fit
+  format: OutputFormat
+  quality: number
+  withoutEnlargement: boolean
+}
+
+/** Where in a video to take the frame: seconds from the start, or a share of the duration. */
+export type FramePosition = { seconds: number } | { percent: number }
+
+export interface VideoOptions {
+  at?: FramePosition
+  /** Pick the most representative of the frames near `at` (ffmpeg's thumbnail filter). */
+  best: boolean
+}
+
+export type SourceRef =
+  | { location: 'memory', bytes: Uint8Array }
+  | { location: 'file', path: string }
+
+export interface JobSource {
+  ref: SourceRef
+  media: Media
+  size: number
+}
+
+export interface ThumbnailTask {
+  kind: 'thumbnail'
+  source: JobSource
+  image: ImageOptions
+  video: VideoOptions
+}
+
+export type JobTask = ThumbnailTask
+
+/** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
+export interface JobSettings {
+  ffmpegPath: string
+  ffprobePath: string
+  maxInputPixels: number
+  maxVideoSeconds: number
+  ffmpegThreads: number
+}
+
+export interface Envelope {
+  task: JobTask
+  settings: JobSettings
+  /** See control.ts. */
+  control: SharedArrayBuffer
+  /** Epoch ms after which the job is cancelled. */
+  deadline: number
+}
+
+export interface ImageResult {
+  data: Uint8Array
+  format: OutputFormat
+  width: number
+  height: number
+}
+
+export type JobOutcome =
+  | { ok: true, value: ImageResult, workMs: number }
+  | { ok: false, error: JobFailure, workMs: number }
+
+export interface JobContext {
+  settings: JobSettings
+  signal: AbortSignal
+  deadline: number
+}
