@@ -1,6 +1,7 @@
 // The app is a plugin: plugins first (each one concern), then routes. server.ts listens; tests build
 // the same app with buildApp() and talk to it with inject().
 import { randomUUID } from 'node:crypto'
+import type { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -15,10 +16,11 @@ import tempFiles from './plugins/temp-files.ts'
 import healthRoutes from './routes/health.ts'
 import thumbnailRoutes from './routes/thumbnail.ts'
 
-export function serverOptions (config: Config): FastifyServerOptions {
+export function serverOptions (config: Config, logStream?: Writable): FastifyServerOptions {
   return {
     logger: {
       level: config.logLevel,
+      ...(logStream === undefined ? {} : { stream: logStream }),
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' }
     },
     genReqId: () => randomUUID(),
@@ -49,8 +51,9 @@ export async function app (fastify: FastifyInstance, { config }: { config: Confi
   }, { prefix: '/api' })
 }
 
-export async function buildApp (config: Config): Promise<FastifyInstance> {
-  const fastify = Fastify(serverOptions(config)).withTypeProvider<TypeBoxTypeProvider>()
+/** logStream: where logs go instead of stdout (tests read them). */
+export async function buildApp (config: Config, logStream?: Writable): Promise<FastifyInstance> {
+  const fastify = Fastify(serverOptions(config, logStream)).withTypeProvider<TypeBoxTypeProvider>()
   await fastify.register(fp(app), { config })
   await fastify.ready()
   return fastify

@@ -9,6 +9,9 @@ import { errors } from '../errors.ts'
 import { spool, type SpooledSource } from '../sources/spool.ts'
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    spooled: SpooledSource | null
+  }
   interface FastifyInstance {
     sources: {
       /** The request's source, spooled; removed from disk when the reply ends, whatever happened. */
@@ -23,6 +26,12 @@ export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|application\
 export default fp<{ config: Config }>(async (app, { config }) => {
   app.addContentTypeParser(RAW_MEDIA_TYPES, (_request, payload, done) => done(null, payload))
 
+  app.decorateRequest('spooled', null)
+  // The temp file goes before the reply does, so a client never sees its answer while the file remains.
+  app.addHook('onSend', async (request) => {
+    await request.spooled?.dispose()
+  })
+
   async function take (request: FastifyRequest, reply: FastifyReply): Promise<SpooledSource> {
     const declared = Number(request.headers['content-length'])
     if (declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
@@ -33,6 +42,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       memoryBytes: config.memorySpoolBytes,
       tempDir: app.tempDir
     })
+    request.spooled = source
+    // For replies that never reach onSend (the client left first).
     finished(reply.raw, () => {
       source.dispose().catch(err => request.log.error({ err }, 'could not remove a temp file'))
     })

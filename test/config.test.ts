@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { CONFIG_SCHEMA, ConfigError, loadConfig } from '../src/config.ts'
+
+test('defaults: port 3000, pool mode, a generated key; the result is frozen', () => {
+  const config = loadConfig({})
+  assert.equal(config.port, 3000)
+  assert.equal(config.host, '0.0.0.0')
+  assert.equal(config.executionMode, 'pool')
+  assert.equal(config.allowPrivateSources, false)
+  assert.equal(config.apiKeyGenerated, true)
+  assert.equal(config.apiKeys.length, 1)
+  assert.ok(config.apiKeys[0]!.length >= 32)
+  assert.notEqual(loadConfig({}).apiKeys[0], config.apiKeys[0], 'a new key each start')
+  assert.ok(Object.isFrozen(config))
+  assert.ok(config.poolThreads >= 1)
+})
+
+test('values are parsed and several keys live at once', () => {
+  const config = loadConfig({ PORT: '8080', API_KEYS: 'one, two,,three', ALLOW_PRIVATE_SOURCES: 'true', EXECUTION_MODE: 'inline', POOL_THREADS: '3' })
+  assert.equal(config.port, 8080)
+  assert.deepEqual(config.apiKeys, ['one', 'two', 'three'])
+  assert.equal(config.apiKeyGenerated, false)
+  assert.equal(config.allowPrivateSources, true)
+  assert.equal(config.executionMode, 'inline')
+  assert.equal(config.poolThreads, 3)
+})
+
+test('invalid config: one clear line naming the variable', () => {
+  for (const [env, name] of [
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ EXECUTION_MODE: 'threads' }, 'EXECUTION_MODE'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ ALLOW_PRIVATE_SOURCES: 'maybe' }, 'ALLOW_PRIVATE_SOURCES'],
+    [{ JOB_TIMEOUT_MS: '5' }, 'JOB_TIMEOUT_MS'],
+    [{ MAX_SOURCE_BYTES: '0' }, 'MAX_SOURCE_BYTES']
+  ] as const) {
+    assert.throws(() => loadConfig(env), (err: Error) => {
+      assert.ok(err instanceof ConfigError)
+      assert.ok(err.message.startsWith(`${name} `), err.message)
+      assert.ok(!err.message.includes('\n'))
+      return true
+    })
+  }
+})
+
+test('.env.example lists every variable of the schema, with its default', () => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+  const listed = new Map([...example.matchAll(/^#?\s*([A-Z_]+)=(.*)$/gm)].map(m => [m[1], m[2]]))
+  const properties = CONFIG_SCHEMA.properties as Record<string, { default?: unknown }>
+  assert.deepEqual([...listed.keys()].sort(), Object.keys(properties).sort())
+  for (const [name, schema] of Object.entries(properties)) {
+    assert.equal(listed.get(name), String(schema.default), name)
+  }
+})

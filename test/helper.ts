@@ -1,0 +1,41 @@
+// Builds the real app (real pool, real sharp, real ffmpeg) for one test and closes it after.
+import { mkdtempSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Writable } from 'node:stream'
+import type { TestContext } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import sharp from 'sharp'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
+
+export const TEST_KEY = 'test-key-0123456789'
+export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
+
+/** A TMP_DIR of this test process's own, so leaks are easy to see. */
+export const TEST_TMP = mkdtempSync(join(tmpdir(), 'thumbd-test-tmp-'))
+
+export async function build (t: TestContext, env: Record<string, string> = {}, logStream?: Writable): Promise<FastifyInstance> {
+  const config = loadConfig({ API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', TMP_DIR: TEST_TMP, POOL_THREADS: '2', ...env })
+  const app = await buildApp(config, logStream)
+  t.after(() => app.close())
+  return app
+}
+
+/** Temp files this app still holds (there should be none between requests). */
+export function leftoverTempFiles (app: FastifyInstance): string[] {
+  return readdirSync(app.tempDir.path)
+}
+
+/** Everything in TEST_TMP (there should be nothing once the apps have closed). */
+export function leftoverTestTmp (): string[] {
+  return readdirSync(TEST_TMP)
+}
+
+export async function postMedia (app: FastifyInstance, route: string, body: Buffer, contentType = 'application/octet-stream', query = '') {
+  return app.inject({ method: 'POST', url: `/api/${route}${query}`, headers: { ...AUTH, 'content-type': contentType }, payload: body })
+}
+
+export async function decoded (body: Buffer) {
+  return sharp(body).metadata()
+}

@@ -1,0 +1,63 @@
+// Test media, made by ffmpeg at test time and cached between runs (no media files in the repo).
+// Test files run in parallel processes, so each file is written under a temp name and renamed into place.
+import { execFile } from 'node:child_process'
+import { mkdir, readFile, rename, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+const CACHE = join(tmpdir(), 'thumbd-test-media-v1')
+
+const pattern = (size: string, seconds: number) => ['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=${seconds}`]
+const still = ['-f', 'lavfi', '-i', 'testsrc2=size=640x480:rate=1', '-frames:v', '1']
+const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']
+
+/** name -> [file name, ffmpeg arguments before the output path] */
+const RECIPES = {
+  jpeg: ['still.jpg', [...still]],
+  png: ['still.png', [...still]],
+  webp: ['still.webp', [...still, '-c:v', 'libwebp']],
+  gif: ['anim.gif', ['-f', 'lavfi', '-i', 'testsrc2=size=640x480:rate=5:duration=1']],
+  avif: ['still.avif', [...still, '-c:v', 'libaom-av1', '-still-picture', '1', '-cpu-used', '8']],
+  'jpeg-large': ['large.jpg', ['-f', 'lavfi', '-i', 'testsrc2=size=3000x2000:rate=1', '-frames:v', '1']],
+  'mp4-h264': ['h264.mp4', [...pattern('640x360', 2), ...h264]],
+  'mp4-h264-faststart': ['h264-faststart.mp4', [...pattern('640x360', 2), ...h264, '-movflags', '+faststart']],
+  'mp4-h265': ['h265.mp4', [...pattern('640x360', 2), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-pix_fmt', 'yuv420p', '-tag:v', 'hvc1']],
+  mov: ['h264.mov', [...pattern('640x360', 2), ...h264]],
+  'webm-vp8': ['vp8.webm', [...pattern('640x360', 2), '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8']],
+  'webm-vp9': ['vp9.webm', [...pattern('640x360', 2), '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8']],
+  'webm-av1': ['av1.webm', [...pattern('640x360', 2), '-c:v', 'libsvtav1', '-preset', '12']],
+  mkv: ['h264.mkv', [...pattern('640x360', 2), ...h264]],
+  avi: ['mpeg4.avi', [...pattern('640x360', 2), '-c:v', 'mpeg4']]
+} as const satisfies Record<string, readonly [string, readonly string[]]>
+
+export type MediaName = keyof typeof RECIPES
+export const IMAGES = ['jpeg', 'png', 'webp', 'gif', 'avif'] as const satisfies readonly MediaName[]
+export const VIDEOS = ['mp4-h264', 'mp4-h264-faststart', 'mp4-h265', 'mov', 'webm-vp8', 'webm-vp9', 'webm-av1', 'mkv', 'avi'] as const satisfies readonly MediaName[]
+
+const made = new Map<MediaName, Promise<string>>()
+
+export function mediaPath (name: MediaName): Promise<string> {
+  let path = made.get(name)
+  if (path === undefined) {
+    path = make(name)
+    made.set(name, path)
+  }
+  return path
+}
+
+export async function media (name: MediaName): Promise<Buffer> {
+  return readFile(await mediaPath(name))
+}
+
+async function make (name: MediaName): Promise<string> {
+  const [file, args] = RECIPES[name]
+  const path = join(CACHE, file)
+  if (await stat(path).then(s => s.size > 0, () => false)) return path
+  await mkdir(CACHE, { recursive: true })
+  const partial = join(CACHE, `${process.pid}-${file}`)
+  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args, partial], { timeout: 60_000 })
+  await rename(partial, path)
+  return path
+}

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { Readable } from 'node:stream'
+import { after, describe, test } from 'node:test'
+import { AUTH, build, leftoverTempFiles, leftoverTestTmp, postMedia } from '../helper.ts'
+import { media } from '../media.ts'
+
+const half = (b: Buffer) => b.subarray(0, Math.floor(b.length / 2))
+
+/** ffmpeg/ffprobe processes that are children of this test process (the pool's threads live in it). */
+function childDecoders (): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+      .split('\n').filter(name => /ffmpeg|ffprobe/.test(name))
+  } catch {
+    return [] // ps exits 1 when there is no child at all
+  }
+}
+
+function assertError (res: { statusCode: number, json (): unknown, body: string }, status: number, code: string) {
+  assert.equal(res.statusCode, status, res.body)
+  const body = res.json() as Record<string, unknown>
+  assert.equal(body.code, code)
+  assert.equal(body.statusCode, status)
+  assert.equal(typeof body.message, 'string')
+  assert.ok(!res.body.includes('    at '), 'no stack trace')
+}
+
+describe('bad input gets a clear 4xx, fast, and leaves nothing behind', () => {
+  after(() => {
+    assert.deepEqual(childDecoders(), [], 'no ffmpeg left running')
+    assert.deepEqual(leftoverTestTmp(), [], 'no temp file left in TMP_DIR')
+  })
+
+  test('unsupported, unreadable, oversize and unauthorised sources', async (t) => {
+    const app = await build(t, { MAX_SOURCE_BYTES: String(2 * 1024 * 1024) })
+    const jpeg = await media('jpeg')
+    const png = await media('png')
+    const mp4 = await media('mp4-h264')
+    const cases: Array<[string, Buffer, string, number, string]> = [
+      ['text', Buffer.from('hello, I am not an image\n'), 'image/jpeg', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      ['empty body', Buffer.alloc(0), 'image/png', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      ['unknown bytes', Buffer.from([0x00, 0x01, 0x02, 0x03, 0xfe, 0xff, 0x10, 0x20]), 'application/octet-stream', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      ['svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'), 'image/svg+xml', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      ['truncated JPEG', half(jpeg), 'image/jpeg', 422, 'THUMBD_MEDIA_UNREADABLE'],
+      ['truncated PNG', half(png), 'image/png', 422, 'THUMBD_MEDIA_UNREADABLE'],
+      ['truncated MP4 (index at the end)', half(mp4), 'video/mp4', 422, 'THUMBD_MEDIA_UNREADABLE'],
+      ['MP4 header then noise', Buffer.concat([mp4.subarray(0, 64), Buffer.alloc(50_000, 7)]), 'video/mp4', 422, 'THUMBD_MEDIA_UNREADABLE'],
+      ['over MAX_SOURCE_BYTES', Buffer.concat([jpeg, Buffer.alloc(3 * 1024 * 1024)]), 'image/jpeg', 413, 'THUMBD_PAYLOAD_TOO_LARGE']
+    ]
+    for (const [name, body, type, status, code] of cases) {
+      const started = Date.now()
+      const res = await postMedia(app, 'thumbnail', body, type)
+      assertError(res, status, code)
+      assert.ok(Date.now() - started < 5000, `${name} answered fast`)
+      assert.deepEqual(leftoverTempFiles(app), [], `${name} left no temp file`)
+    }
+    const health = await app.inject({ url: '/health' })
+    assert.equal(health.statusCode, 200)
+  })
+
+  test('the byte limit holds while streaming, whatever the headers say', async (t) => {
+    const app = await build(t, { MAX_SOURCE_BYTES: '100000' })
+    const mp4 = await media('mp4-h264')
+    // A stream has no Content-Length: the limit must trip mid-stream, with the temp file already begun.
+    const res = await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: Readable.from([mp4, mp4]) })
+    assertError(res, 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+    assert.deepEqual(leftoverTempFiles(app), [])
+  })
+
+  test('options out of range or unknown', async (t) => {
+    const app = await build(t)
+    const jpeg = await media('jpeg')
+    for (const query of ['?width=0', '?width=100000', '?height=-1', '?quality=101', '?fit=squash', '?format=bmp', '?at=abc', '?at=150%25', '?frame=worst', '?colour=red', '?width=abc']) {
+      assertError(await postMedia(app, 'thumbnail', jpeg, 'image/jpeg', query), 400, 'THUMBD_BAD_OPTIONS')
+    }
+    assert.deepEqual(leftoverTempFiles(app), [])
+  })
+
+  test('missing or wrong key', async (t) => {
+    const app = await build(t)
+    const jpeg = await media('jpeg')
+    for (const authorization of [undefined, 'Bearer nope', `Basic ${AUTH.authorization.slice(7)}`, 'Bearer', `Bearer ${AUTH.authorization.slice(7)}x`]) {
+      const headers: Record<string, string> = { 'content-type': 'image/jpeg' }
+      if (authorization !== undefined) headers.authorization = authorization
+      assertError(await app.inject({ method: 'POST', url: '/api/thumbnail', headers, payload: jpeg }), 401, 'THUMBD_UNAUTHORIZED')
+    }
+  })
+
+  test('wrong or missing content type, and unknown routes', async (t) => {
+    const app = await build(t)
+    assertError(await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: 'hi' }), 415, 'THUMBD_UNSUPPORTED_MEDIA')
+    assertError(await app.inject({ method: 'GET', url: '/api/nothing-here', headers: AUTH }), 404, 'THUMBD_NOT_FOUND')
+  })
+})

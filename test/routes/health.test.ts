@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { build, postMedia } from '../helper.ts'
+import { media } from '../media.ts'
+
+test('GET /health reports pool, event loop and ffmpeg; no key needed', async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ url: '/health' })
+  assert.equal(res.statusCode, 200)
+  const body = res.json()
+  assert.equal(body.status, 'ok')
+  assert.deepEqual(body.problems, [])
+  assert.equal(body.pool.mode, 'pool')
+  assert.equal(body.pool.threads, 2)
+  assert.equal(typeof body.pool.queued, 'number')
+  assert.equal(typeof body.eventLoopDelayMs.p99, 'number')
+  assert.match(body.ffmpeg, /\d+\.\d+/)
+  const live = await app.inject({ url: '/health/live' })
+  assert.deepEqual([live.statusCode, live.json()], [200, { status: 'ok' }])
+})
+
+test('without ffmpeg: images work, videos get 503 VIDEO_UNAVAILABLE, /health is 503 and names it, /health/live stays 200', async (t) => {
+  const app = await build(t, { FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' })
+  const health = await app.inject({ url: '/health' })
+  assert.equal(health.statusCode, 503)
+  assert.match(health.json().problems.join(' '), /ffmpeg not found/)
+  assert.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
+
+  const image = await postMedia(app, 'thumbnail', await media('jpeg'), 'image/jpeg')
+  assert.equal(image.statusCode, 200)
+  const video = await postMedia(app, 'thumbnail', await media('mp4-h264'), 'video/mp4')
+  assert.equal(video.statusCode, 503)
+  assert.equal(video.json().code, 'THUMBD_VIDEO_UNAVAILABLE')
+  assert.ok(video.headers['retry-after'])
+})
+
+test('while draining, /health is 503 and new jobs get 503 DRAINING', async (t) => {
+  const app = await build(t)
+  assert.equal(await app.drain(1000), true)
+  assert.equal((await app.inject({ url: '/health' })).statusCode, 503)
+  assert.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
+  const res = await postMedia(app, 'thumbnail', await media('jpeg'), 'image/jpeg')
+  assert.equal(res.statusCode, 503)
+  assert.equal(res.json().code, 'THUMBD_DRAINING')
+})
