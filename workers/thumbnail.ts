@@ -2,16 +2,18 @@
 import { render, type ImageInput } from './image.ts'
 import { JobError } from './job-error.ts'
 import { grabFrame } from './video.ts'
-import type { ImageResult, JobContext, SourceRef, ThumbnailTask } from './types.ts'
+import type { ImageResult, JobContext, JobSource, ThumbnailTask } from './types.ts'
 
 export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<ImageResult> {
   const { ref, media } = task.source
-  if (media.kind === 'image') return render(imageInput(ref), task.image, ctx)
+  if (media.kind === 'image') return render(imageInput(task.source), task.image, ctx)
   if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
   const frame = await grabFrame(ref.path, media, task.video, ctx)
   return render({ raw: frame }, task.image, ctx)
 }
 
-export function imageInput (ref: SourceRef): ImageInput {
+export function imageInput ({ ref, media }: JobSource): ImageInput {
+  // Prebuilt sharp reads HEIF only with AV1 inside (AVIF); HEVC decoding is left out for patent reasons.
+  if (media.format === 'heic') throw new JobError('UNSUPPORTED_MEDIA', 'HEIC/HEVC images are not supported; send JPEG, PNG, WebP, AVIF or GIF')
   return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
 }

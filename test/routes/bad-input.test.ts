@@ -41,6 +41,7 @@ describe('bad input gets a clear 4xx, fast, and leaves nothing behind', () => {
       ['text', Buffer.from('hello, I am not an image\n'), 'image/jpeg', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['empty body', Buffer.alloc(0), 'image/png', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['unknown bytes', Buffer.from([0x00, 0x01, 0x02, 0x03, 0xfe, 0xff, 0x10, 0x20]), 'application/octet-stream', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      ['HEIC', Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic', 'latin1'), Buffer.alloc(2000, 1)]), 'image/heic', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'), 'image/svg+xml', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['truncated JPEG', half(jpeg), 'image/jpeg', 422, 'THUMBD_MEDIA_UNREADABLE'],
       ['truncated PNG', half(png), 'image/png', 422, 'THUMBD_MEDIA_UNREADABLE'],
