@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { availableParallelism, tmpdir } from 'node:os'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
+import { parseAllowedSources } from './sources/url-policy.ts'
 
 export const CONFIG_SCHEMA = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' }),
@@ -19,6 +20,7 @@ export const CONFIG_SCHEMA = Type.Object({
   JOB_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30000, description: 'a job running longer is cancelled and answered 504' }),
   MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
   ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
+  FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'a URL source must be fetched completely within this time' }),
   ALLOW_PRIVATE_SOURCES: Type.Boolean({ default: false, description: 'let URL sources reach loopback/private addresses (tests, private networks)' }),
   FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
@@ -43,6 +45,7 @@ export interface Config {
   readonly jobTimeoutMs: number
   readonly memorySpoolBytes: number
   readonly allowedSources: readonly string[]
+  readonly fetchTimeoutMs: number
   readonly allowPrivateSources: boolean
   readonly ffmpegPath: string
   readonly ffprobePath: string
@@ -65,6 +68,11 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   } catch (err) {
     throw new ConfigError(describe(err))
   }
+  try {
+    parseAllowedSources(list(parsed.ALLOWED_SOURCES))
+  } catch (err) {
+    throw new ConfigError((err as Error).message)
+  }
   const apiKeys = list(parsed.API_KEYS)
   const apiKeyGenerated = apiKeys.length === 0
   if (apiKeyGenerated) apiKeys.push(randomBytes(24).toString('base64url'))
@@ -83,6 +91,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     jobTimeoutMs: parsed.JOB_TIMEOUT_MS,
     memorySpoolBytes: parsed.MEMORY_SPOOL_BYTES,
     allowedSources: Object.freeze(list(parsed.ALLOWED_SOURCES)),
+    fetchTimeoutMs: parsed.FETCH_TIMEOUT_MS,
     allowPrivateSources: parsed.ALLOW_PRIVATE_SOURCES,
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,

@@ -37,6 +37,8 @@ function normalise (err: FastifyError): ThumbdError {
     case 401: return new errors.Unauthorized()
     case 413: return new errors.PayloadTooLarge(err.message)
     case 415: return new errors.UnsupportedMedia(err.message)
-    default: return new errors.Internal()
+    default:
+      // Other client errors from plugins (multipart framing, ...) are the request's fault, not ours.
+      return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? new errors.BadOptions(err.message) : new errors.Internal()
   }
 }

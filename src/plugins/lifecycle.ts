@@ -6,6 +6,10 @@ import fp from 'fastify-plugin'
 import { errors } from '../errors.ts'
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** Job routes: aborts when the client goes away before its reply is complete. */
+    clientGone: AbortSignal
+  }
   interface FastifyInstance {
     draining: boolean
     /** onRequest hook for job routes: refuses new work while draining, counts the work accepted. */
@@ -20,11 +24,15 @@ export default fp(async (app) => {
   let onIdle: (() => void) | undefined
 
   app.decorate('draining', false)
+  app.decorateRequest('clientGone', null as unknown as AbortSignal)
 
-  app.decorate('admitWhileRunning', async (_request: FastifyRequest, reply: FastifyReply) => {
+  app.decorate('admitWhileRunning', async (request: FastifyRequest, reply: FastifyReply) => {
     if (app.draining) throw new errors.Draining()
     accepted++
+    const gone = new AbortController()
+    request.clientGone = gone.signal
     finished(reply.raw, () => {
+      if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'))
       if (--accepted === 0) onIdle?.()
     })
   })

@@ -1,12 +1,23 @@
-// Intake of job sources. Raw uploads are taken as a stream (the content-type parser only passes the
-// stream on), so options are validated and admission decided before a single body byte is read.
-import { finished } from 'node:stream'
-import type { Readable } from 'node:stream'
+// Intake of job sources, in the three forms every job route takes: a raw media body, a multipart upload
+// (part "file"; option fields before it) or JSON { "url": ..., ...options }. All three end in the same
+// spool with the same limits. Raw bodies are taken as a stream (the content-type parser only passes it
+// on), so options are validated and admission decided before a single body byte is read.
+import { finished, type Readable } from 'node:stream'
+import multipart from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
+import { createFetcher, fetchError } from '../sources/fetch-source.ts'
 import { spool, type SpooledSource } from '../sources/spool.ts'
+import { parseAllowedSources } from '../sources/url-policy.ts'
+
+export interface Taken<T extends TObject> {
+  source: SpooledSource
+  /** Query options merged with those of the JSON body or multipart fields (which win), validated. */
+  options: Static<T>
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,8 +25,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     sources: {
-      /** The request's source, spooled; removed from disk when the reply ends, whatever happened. */
-      take (request: FastifyRequest, reply: FastifyReply): Promise<SpooledSource>
+      /** The request's source, spooled; its temp file is removed when the reply ends, whatever happened. */
+      take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T): Promise<Taken<T>>
     }
   }
 }
@@ -23,8 +34,21 @@ declare module 'fastify' {
 /** Content types taken as raw media bodies; what they really are is sniffed, never trusted. */
 export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|application\/octet-stream)$/i
 
+/** Multipart: one file, a few small option fields. */
+const MAX_FIELDS = 20
+const MAX_FIELD_BYTES = 1024
+
 export default fp<{ config: Config }>(async (app, { config }) => {
+  // busboy stops a file one byte past the limit; spool() then answers 413 with the catalogue code.
+  await app.register(multipart, { limits: { fileSize: config.maxSourceBytes + 1, files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } })
   app.addContentTypeParser(RAW_MEDIA_TYPES, (_request, payload, done) => done(null, payload))
+
+  const fetcher = createFetcher({
+    policy: { allowPrivate: config.allowPrivateSources, allowedPrefixes: parseAllowedSources(config.allowedSources) },
+    timeoutMs: config.fetchTimeoutMs,
+    maxBytes: config.maxSourceBytes
+  })
+  app.addHook('onClose', () => fetcher.close())
 
   app.decorateRequest('spooled', null)
   // The temp file goes before the reply does, so a client never sees its answer while the file remains.
@@ -32,23 +56,71 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     await request.spooled?.dispose()
   })
 
-  async function take (request: FastifyRequest, reply: FastifyReply): Promise<SpooledSource> {
-    const declared = Number(request.headers['content-length'])
-    if (declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
-    const body = request.body as Readable | undefined
-    if (body === undefined || typeof body.pipe !== 'function') throw new errors.UnsupportedMedia('send the media as the request body')
-    const source = await spool(body, {
-      maxBytes: config.maxSourceBytes,
-      memoryBytes: config.memorySpoolBytes,
-      tempDir: app.tempDir
-    })
+  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T): Promise<Taken<T>> {
+    const query = request.query as Record<string, unknown>
+    let stream: Readable
+    let options: Record<string, unknown> = query
+    let fetchSignal: AbortSignal | undefined
+    if (request.isMultipart()) {
+      const part = await request.file()
+      if (part === undefined || part.fieldname !== 'file') throw new errors.BadOptions('a multipart upload needs its file in a part named "file"')
+      options = validate(request, optionsSchema, { ...query, ...fieldValues(part.fields) })
+      stream = part.file
+    } else if (isUrlBody(request.body)) {
+      const { url, ...rest } = request.body
+      options = { ...query, ...rest }
+      fetchSignal = AbortSignal.any([AbortSignal.timeout(config.fetchTimeoutMs), request.clientGone])
+      stream = (await fetcher.fetchSource(url, fetchSignal)).body
+    } else {
+      const declared = Number(request.headers['content-length'])
+      if (declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
+      const body = request.body as Readable | undefined
+      if (body === undefined || typeof body.pipe !== 'function') throw new errors.UnsupportedMedia('send the media as the request body, a multipart "file" part, or JSON {"url": ...}')
+      stream = body
+    }
+    let source: SpooledSource
+    try {
+      source = await spool(stream, { maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir })
+    } catch (err) {
+      // A fetched body can also fail mid-stream: reset, timeout, length mismatch.
+      throw fetchSignal === undefined ? err : fetchError(err, fetchSignal)
+    }
     request.spooled = source
     // For replies that never reach onSend (the client left first).
     finished(reply.raw, () => {
       source.dispose().catch(err => request.log.error({ err }, 'could not remove a temp file'))
     })
-    return source
+    return { source, options: options as Static<T> }
   }
 
   app.decorate('sources', { take })
-}, { name: 'sources', dependencies: ['temp-files'] })
+}, { name: 'sources', dependencies: ['temp-files', 'lifecycle'] })
+
+/** A parsed JSON body: a plain object (a raw body is a stream, and IncomingMessage has a `url` of its own). */
+function isUrlBody (body: unknown): body is { url: string } & Record<string, unknown> {
+  return typeof body === 'object' && body !== null && Object.getPrototypeOf(body) === Object.prototype &&
+    typeof (body as { url?: unknown }).url === 'string'
+}
+
+/** Option fields of a multipart upload; a repeated field is an error, not a silent pick. */
+function fieldValues (fields: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const [name, field] of Object.entries(fields)) {
+    if (name === 'file') continue
+    if (Array.isArray(field)) throw new errors.BadOptions(`field ${name} is repeated`)
+    const { type, value } = field as { type: string, value?: unknown }
+    if (type !== 'field') throw new errors.BadOptions('only one file, in the part named "file"')
+    values[name] = value
+  }
+  return values
+}
+
+/** Multipart fields are strings: validated (and coerced) against the same schema as the query. */
+function validate (request: FastifyRequest, schema: TObject, data: Record<string, unknown>): Record<string, unknown> {
+  const check = request.compileValidationSchema(schema, 'querystring')
+  if (!check(data)) {
+    const first = check.errors?.[0]
+    throw new errors.BadOptions(`${first?.instancePath.slice(1) || 'options'} ${first?.message ?? 'invalid'}`)
+  }
+  return data
+}

@@ -32,12 +32,3 @@ export function sendImage (reply: FastifyReply, result: JobResult, etag: string,
   if (vary) reply.header('vary', 'Accept')
   return reply.send(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
 }
-
-/** Aborts when the client goes away before its reply is complete. */
-export function clientGone (reply: FastifyReply): AbortSignal {
-  const controller = new AbortController()
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'))
-  })
-  return controller.signal
-}

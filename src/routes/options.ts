@@ -1,6 +1,6 @@
 // Query/JSON options shared by the image-producing routes: one schema (validation + OpenAPI) and
 // one normalisation into the plain options the workers take.
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TObject } from 'typebox'
 import { errors } from '../errors.ts'
 import type { FramePosition, ImageOptions, OutputFormat, VideoOptions } from '../../workers/types.ts'
 
@@ -72,4 +72,21 @@ export function negotiate (accept: string | undefined): OutputFormat {
   if (accepted.has('image/avif')) return 'avif'
   if (accepted.has('image/webp')) return 'webp'
   return 'jpeg'
+}
+
+/**
+ * Body schema of a job route. Only JSON bodies are validated here (a URL plus the same options as the
+ * query); raw media and multipart bodies stream past validation into the spool.
+ */
+export function sourceBody (options: TObject) {
+  return {
+    content: {
+      'application/json': {
+        schema: Type.Object({
+          url: Type.String({ minLength: 1, maxLength: 4096, description: 'http(s) URL of the source' }),
+          ...options.properties
+        }, { additionalProperties: false })
+      }
+    }
+  }
 }

@@ -1,0 +1,102 @@
+// Fetches URL sources on the main thread (network I/O belongs on the event loop; the job still runs in the pool).
+// Every connection goes through a DNS hook that refuses non-public addresses, so the check applies to the
+// address actually connected to (no DNS-rebinding gap), on every redirect hop, which are followed by hand.
+import { lookup as dnsLookup } from 'node:dns/promises'
+import type { LookupAddress, LookupOptions } from 'node:dns'
+import type { Readable } from 'node:stream'
+import { Agent, request } from 'undici'
+import { errors } from '../errors.ts'
+import { addressAllowed, checkSourceUrl, type SourcePolicy } from './url-policy.ts'
+
+/** Resolves a hostname; injectable so tests can hand back any address without touching the network. */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>
+
+export interface FetcherOptions {
+  policy: SourcePolicy
+  /** Whole fetch, connect to last byte. */
+  timeoutMs: number
+  maxBytes: number
+  resolve?: Resolver
+}
+
+export interface FetchedBody {
+  body: Readable
+  /** The URL finally fetched, after redirects. */
+  url: URL
+}
+
+const MAX_REDIRECTS = 3
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+const CONNECT_TIMEOUT_MS = 5000
+const BLOCKED = 'THUMBD_BLOCKED_ADDRESS'
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
+
+/** A net/tls `lookup` that only ever hands over allowed addresses; one blocked answer refuses the host. */
+export function guardedLookup (resolve: Resolver, policy: SourcePolicy) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback) => {
+    resolve(hostname).then(found => {
+      const addresses = found.filter(a => !options.family || a.family === options.family)
+      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), [])
+      if (!addresses.every(a => addressAllowed(a.address, policy))) {
+        return callback(Object.assign(new Error('the host resolves to a non-public address'), { code: BLOCKED }), [])
+      }
+      if (options.all === true) callback(null, addresses)
+      else callback(null, addresses[0]!.address, addresses[0]!.family)
+    }, (err: NodeJS.ErrnoException) => callback(err, []))
+  }
+}
+
+export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => dnsLookup(host, { all: true }) }: FetcherOptions) {
+  const agent = new Agent({
+    connect: { lookup: guardedLookup(resolve, policy), timeout: Math.min(CONNECT_TIMEOUT_MS, timeoutMs) },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs
+  })
+
+  /** The response body, still streaming; `signal` must stay live until it has been read (it carries the total timeout). */
+  async function fetchSource (raw: string, signal: AbortSignal): Promise<FetchedBody> {
+    let url = checkSourceUrl(raw, policy)
+    for (let hop = 0; ; hop++) {
+      const response = await request(url, {
+        dispatcher: agent,
+        signal,
+        headers: { 'user-agent': 'thumbd', accept: 'image/*, video/*;q=0.9, */*;q=0.1' }
+      }).catch(err => { throw fetchError(err, signal) })
+      const { statusCode, headers, body } = response
+      if (REDIRECTS.has(statusCode) && headers.location !== undefined) {
+        discard(body)
+        if (hop === MAX_REDIRECTS) throw new errors.SourceFetchFailed(`more than ${MAX_REDIRECTS} redirects`)
+        url = checkSourceUrl(new URL(String(headers.location), url).href, policy)
+        continue
+      }
+      if (statusCode < 200 || statusCode > 299) {
+        discard(body) // never read, never echoed
+        throw new errors.SourceFetchFailed(`upstream answered ${statusCode}`)
+      }
+      if (Number(headers['content-length']) > maxBytes) {
+        discard(body)
+        throw new errors.PayloadTooLarge(`the source declares more than ${maxBytes} bytes`)
+      }
+      return { body, url }
+    }
+  }
+
+  return { fetchSource, close: () => agent.close() }
+}
+
+/** Drops a body unread. undici reports a destroyed body as an 'error' event, which is expected here. */
+function discard (body: Readable) {
+  body.on('error', () => {})
+  body.destroy()
+}
+
+/** Maps whatever undici, DNS or the guard threw onto the catalogue; details stay in the cause for the log. */
+export function fetchError (err: unknown, signal?: AbortSignal): Error {
+  for (let e = err as { code?: string, cause?: unknown } | undefined; e != null; e = e.cause as typeof e) {
+    if (e.code === BLOCKED) return new errors.SourceForbidden('the host resolves to a non-public address')
+    if (typeof e.code === 'string' && e.code.startsWith('THUMBD_')) return e as Error
+  }
+  const reason = signal?.aborted === true ? 'timed out' : 'could not be reached'
+  return Object.assign(new errors.SourceFetchFailed(reason), { cause: err })
+}

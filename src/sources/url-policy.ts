@@ -1,0 +1,61 @@
+// Which URLs and addresses a URL source may reach. The URL is checked once parsed (the WHATWG parser
+// already turns 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 into 127.0.0.1); each address actually connected
+// to is checked again after DNS, on every redirect hop (see fetch-source.ts). Ranges come from ipaddr.js.
+import ipaddr from 'ipaddr.js'
+import { errors } from '../errors.ts'
+
+export interface SourcePolicy {
+  /** ALLOW_PRIVATE_SOURCES: loopback, private and reserved addresses may be reached. */
+  allowPrivate: boolean
+  /** ALLOWED_SOURCES, parsed; empty: any public http(s) URL on a default port. */
+  allowedPrefixes: readonly URL[]
+}
+
+/** Only globally routable unicast: not loopback, private, link-local, CGNAT, multicast, reserved, NAT64, 6to4, Teredo ... */
+export function isPublicAddress (address: string): boolean {
+  if (!ipaddr.isValid(address)) return false
+  let ip = ipaddr.parse(address)
+  if (ip instanceof ipaddr.IPv6 && ip.isIPv4MappedAddress()) ip = ip.toIPv4Address()
+  return ip.range() === 'unicast'
+}
+
+export function addressAllowed (address: string, policy: SourcePolicy): boolean {
+  return policy.allowPrivate || isPublicAddress(address)
+}
+
+/** The parsed URL if it may be fetched; throws SOURCE_FORBIDDEN (or BAD_OPTIONS for a non-URL). */
+export function checkSourceUrl (raw: string, policy: SourcePolicy): URL {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new errors.BadOptions('url is not a valid absolute URL')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new errors.SourceForbidden('only http and https URLs')
+  if (url.username !== '' || url.password !== '') throw new errors.SourceForbidden('credentials in URLs are not allowed')
+  const listed = policy.allowedPrefixes.some(prefix => matchesPrefix(url, prefix))
+  if (policy.allowedPrefixes.length > 0 && !listed) throw new errors.SourceForbidden('the URL is not under ALLOWED_SOURCES')
+  // Non-default ports only where an ALLOWED_SOURCES entry names them (matchesPrefix compares ports).
+  if (url.port !== '' && !listed) throw new errors.SourceForbidden('only default ports')
+  // Literal IPs never reach the DNS hook that guards hostnames, so they are checked here.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  if (ipaddr.isValid(host) && !addressAllowed(host, policy)) throw new errors.SourceForbidden('the address is not public')
+  return url
+}
+
+/** Compared on the parsed URL, so https://example.com@evil.test/ and https://example.com.evil.test/ do not match https://example.com/. */
+export function matchesPrefix (url: URL, prefix: URL): boolean {
+  if (url.protocol !== prefix.protocol || url.hostname !== prefix.hostname || url.port !== prefix.port) return false
+  const base = prefix.pathname
+  return base.endsWith('/') ? url.pathname.startsWith(base) : url.pathname === base || url.pathname.startsWith(`${base}/`)
+}
+
+export function parseAllowedSources (entries: readonly string[]): URL[] {
+  return entries.map(entry => {
+    const url = URL.parse(entry)
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+      throw new Error(`ALLOWED_SOURCES entry "${entry}" is not an http(s) URL prefix`)
+    }
+    return url
+  })
+}

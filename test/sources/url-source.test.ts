@@ -1,0 +1,155 @@
+// URL sources end to end, against a server on loopback that counts every connection it gets.
+import assert from 'node:assert/strict'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import { createFetcher } from '../../src/sources/fetch-source.ts'
+import { isPublicAddress } from '../../src/sources/url-policy.ts'
+import { AUTH, build, decoded, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
+import { media } from '../media.ts'
+
+interface Origin { server: Server, port: number, connections: number, base: string }
+
+async function origin (handler: Parameters<typeof createServer>[1]): Promise<Origin> {
+  const server = createServer(handler)
+  const o: Origin = { server, port: 0, connections: 0, base: '' }
+  server.on('connection', () => { o.connections++ })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  o.port = (server.address() as AddressInfo).port
+  o.base = `http://127.0.0.1:${o.port}`
+  return o
+}
+
+let site: Origin
+let other: Origin
+
+before(async () => {
+  const jpeg = await media('jpeg')
+  const mp4 = await media('mp4-h264')
+  site = await origin((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x')
+    const hops = Number(url.searchParams.get('hops') ?? 0)
+    switch (url.pathname) {
+      case '/image.jpg': return res.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg)
+      case '/video.mp4': return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(mp4)
+      case '/text.jpg': return res.writeHead(200, { 'content-type': 'image/jpeg' }).end('just text, not an image')
+      case '/redirect': return res.writeHead(302, { location: hops > 1 ? `/redirect?hops=${hops - 1}` : '/image.jpg' }).end()
+      case '/redirect-to': return res.writeHead(307, { location: url.searchParams.get('to') ?? '/' }).end()
+      case '/missing': return res.writeHead(404, { 'content-type': 'text/plain' }).end('SECRET-UPSTREAM-BODY')
+      case '/drip': {
+        res.writeHead(200, { 'content-type': 'image/jpeg' })
+        res.write(jpeg.subarray(0, 100))
+        const timer = setInterval(() => res.write(Buffer.from([0])), 200)
+        res.on('close', () => clearInterval(timer))
+        return
+      }
+      case '/declared-huge': return res.writeHead(200, { 'content-length': String(10 * 1024 * 1024) }).end(jpeg.subarray(0, 10))
+      case '/chunked-huge': {
+        res.writeHead(200, { 'content-type': 'image/jpeg' })
+        res.write(jpeg)
+        for (let i = 0; i < 40; i++) res.write(Buffer.alloc(64 * 1024, 1))
+        return res.end()
+      }
+      case '/liar': {
+        // Declares 2000 bytes, sends a whole image and more: nothing past the declared length may be taken.
+        res.socket!.write(`HTTP/1.1 200 OK\r\ncontent-type: image/jpeg\r\ncontent-length: 2000\r\nconnection: close\r\n\r\n`)
+        res.socket!.end(Buffer.concat([jpeg, Buffer.alloc(512 * 1024, 2)]))
+        return
+      }
+      default: return res.writeHead(404).end()
+    }
+  })
+  other = await origin((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg))
+})
+
+after(() => {
+  site.server.close()
+  other.server.close()
+  assert.deepEqual(leftoverTestTmp(), [], 'no temp file left in TMP_DIR')
+})
+
+const postUrl = (app: Awaited<ReturnType<typeof build>>, url: string, options: Record<string, unknown> = {}) =>
+  app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url, ...options } })
+
+describe('URL sources with ALLOW_PRIVATE_SOURCES=true (the test server is on loopback)', () => {
+  test('media, redirects, slow drip, lying lengths, 404', async (t) => {
+    const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${site.base}/`, MAX_SOURCE_BYTES: String(1024 * 1024), FETCH_TIMEOUT_MS: '1500' })
+    const cases: Array<[string, number, string?]> = [
+      ['/image.jpg', 200],
+      ['/video.mp4', 200],
+      ['/redirect?hops=3', 200],
+      ['/redirect?hops=4', 502, 'THUMBD_SOURCE_FETCH_FAILED'],
+      ['/text.jpg', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      ['/missing', 502, 'THUMBD_SOURCE_FETCH_FAILED'],
+      ['/drip', 502, 'THUMBD_SOURCE_FETCH_FAILED'],
+      ['/declared-huge', 413, 'THUMBD_PAYLOAD_TOO_LARGE'],
+      ['/chunked-huge', 413, 'THUMBD_PAYLOAD_TOO_LARGE'],
+      ['/liar', 422, 'THUMBD_MEDIA_UNREADABLE']
+    ]
+    for (const [path, status, code] of cases) {
+      const res = await postUrl(app, `${site.base}${path}`, { width: 100 })
+      assert.equal(res.statusCode, status, `${path}: ${res.body}`)
+      if (code !== undefined) assert.equal(res.json().code, code, path)
+      assert.ok(!res.body.includes('SECRET-UPSTREAM-BODY'), 'upstream body never echoed')
+      assert.deepEqual(leftoverTempFiles(app), [], path)
+    }
+    const missing = await postUrl(app, `${site.base}/missing`)
+    assert.match(missing.json().message, /404/)
+  })
+
+  test('options in the JSON body, merged over the query; unknown ones refused', async (t) => {
+    const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${site.base}/` })
+    const res = await app.inject({ method: 'POST', url: '/api/thumbnail?width=50', headers: AUTH, payload: { url: `${site.base}/image.jpg`, width: 120, format: 'png' } })
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.headers['content-type'], 'image/png')
+    assert.equal((await decoded(res.rawPayload)).width, 120)
+    const bad = await postUrl(app, `${site.base}/image.jpg`, { colour: 'red' })
+    assert.equal(bad.json().code, 'THUMBD_BAD_OPTIONS')
+    assert.equal((await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { width: 10 } })).json().code, 'THUMBD_BAD_OPTIONS')
+  })
+
+  test('every redirect hop is checked again: off ALLOWED_SOURCES means 400, and the target never sees a connection', async (t) => {
+    const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${site.base}/` })
+    const before = other.connections
+    for (const to of [`${other.base}/image.jpg`, 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'file:///etc/passwd']) {
+      const res = await postUrl(app, `${site.base}/redirect-to?to=${encodeURIComponent(to)}`)
+      assert.equal(res.statusCode, 400, `${to}: ${res.body}`)
+      assert.equal(res.json().code, 'THUMBD_SOURCE_FORBIDDEN')
+    }
+    assert.equal(other.connections, before)
+  })
+})
+
+describe('URL sources with ALLOW_PRIVATE_SOURCES=false', () => {
+  test('every loopback spelling is refused and no connection reaches the server', async (t) => {
+    const p = site.port
+    // ALLOWED_SOURCES names the port for each host, so the address checks (not the port rule) must refuse them.
+    const allowed = ['127.0.0.1', 'localhost', '[::1]', '0.0.0.0', '[::ffff:7f00:1]'].map(h => `http://${h}:${p}/`).join(',')
+    const app = await build(t, { ALLOWED_SOURCES: allowed })
+    const before = site.connections
+    for (const host of ['127.0.0.1', 'localhost', '[::1]', '0.0.0.0', '[::ffff:127.0.0.1]', '2130706433', '0177.0.0.1', '0x7f.0.0.1', '0x7f000001', '127.1']) {
+      const res = await postUrl(app, `http://${host}:${p}/image.jpg`)
+      assert.equal(res.statusCode, 400, `${host}: ${res.body}`)
+      assert.equal(res.json().code, 'THUMBD_SOURCE_FORBIDDEN', host)
+    }
+    // A redirect chain would start on loopback too: refused at the first hop.
+    assert.equal((await postUrl(app, `http://localhost:${p}/redirect?hops=2`)).statusCode, 400)
+    assert.equal(site.connections, before, 'no connection reached the test server')
+  })
+
+  test('injected DNS answers for other ranges are refused before connecting', async () => {
+    for (const address of ['10.0.0.1', '169.254.169.254', 'fd00::1', '100.64.0.1', '192.168.0.10', '::ffff:10.0.0.1']) {
+      // Belt and braces: the full fetch only runs for addresses the check itself refuses, so even a
+      // broken guard cannot make this test open a connection off loopback.
+      assert.equal(isPublicAddress(address), false)
+      const fetcher = createFetcher({
+        policy: { allowPrivate: false, allowedPrefixes: [] },
+        timeoutMs: 2000,
+        maxBytes: 1024,
+        resolve: async () => [{ address, family: address.includes(':') ? 6 : 4 }]
+      })
+      await assert.rejects(fetcher.fetchSource('http://media.example.test/a.jpg', AbortSignal.timeout(2000)), { code: 'THUMBD_SOURCE_FORBIDDEN' }, address)
+      await fetcher.close()
+    }
+  })
+})
