@@ -52,7 +52,7 @@ before(async () => {
       }
       case '/liar': {
         // Declares 2000 bytes, sends a whole image and more: nothing past the declared length may be taken.
-        res.socket!.write(`HTTP/1.1 200 OK\r\ncontent-type: image/jpeg\r\ncontent-length: 2000\r\nconnection: close\r\n\r\n`)
+        res.socket!.write('HTTP/1.1 200 OK\r\ncontent-type: image/jpeg\r\ncontent-length: 2000\r\nconnection: close\r\n\r\n')
         res.socket!.end(Buffer.concat([jpeg, Buffer.alloc(512 * 1024, 2)]))
         return
       }
