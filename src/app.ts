@@ -13,7 +13,9 @@ import lifecycle from './plugins/lifecycle.ts'
 import mediaTools from './plugins/media-tools.ts'
 import sources from './plugins/sources.ts'
 import tempFiles from './plugins/temp-files.ts'
+import hashRoutes from './routes/hash.ts'
 import healthRoutes from './routes/health.ts'
+import resizeRoutes from './routes/resize.ts'
 import thumbnailRoutes from './routes/thumbnail.ts'
 
 export function serverOptions (config: Config, logStream?: Writable): FastifyServerOptions {
@@ -48,6 +50,8 @@ export async function app (fastify: FastifyInstance, { config }: { config: Confi
     api.addHook('onRequest', api.authenticate)
     api.addHook('onRequest', api.admitWhileRunning)
     await api.register(thumbnailRoutes)
+    await api.register(resizeRoutes)
+    await api.register(hashRoutes)
   }, { prefix: '/api' })
 }
 

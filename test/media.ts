@@ -20,6 +20,14 @@ const RECIPES = {
   webp: ['still.webp', [...still, '-c:v', 'libwebp']],
   gif: ['anim.gif', ['-f', 'lavfi', '-i', 'testsrc2=size=640x480:rate=5:duration=1']],
   avif: ['still.avif', [...still, '-c:v', 'libaom-av1', '-still-picture', '1', '-cpu-used', '8']],
+  // Distinct pictures for perceptual-hash tests.
+  'pic-testsrc2': ['pic-testsrc2.jpg', ['-f', 'lavfi', '-i', 'testsrc2=size=640x480', '-frames:v', '1']],
+  'pic-mandelbrot': ['pic-mandelbrot.jpg', ['-f', 'lavfi', '-i', 'mandelbrot=size=640x480', '-frames:v', '1']],
+  'pic-life': ['pic-life.jpg', ['-f', 'lavfi', '-i', 'life=s=640x480:mold=10:ratio=0.3:seed=7', '-frames:v', '1']],
+  'pic-smpte': ['pic-smpte.jpg', ['-f', 'lavfi', '-i', 'smptebars=size=640x480', '-frames:v', '1']],
+  'pic-sierpinski': ['pic-sierpinski.jpg', ['-f', 'lavfi', '-i', 'sierpinski=size=640x480', '-frames:v', '1']],
+  'pic-plasma': ['pic-plasma.jpg', ['-f', 'lavfi', '-i', 'nullsrc=s=640x480,geq=r=128+127*sin(X/40)*cos(Y/30):g=128+127*sin((X+Y)/50):b=128+127*cos(X/25)', '-frames:v', '1']],
+  'pic-testsrc': ['pic-testsrc.jpg', ['-f', 'lavfi', '-i', 'testsrc=size=640x480', '-frames:v', '1']],
   'jpeg-large': ['large.jpg', ['-f', 'lavfi', '-i', 'testsrc2=size=3000x2000:rate=1', '-frames:v', '1']],
   'mp4-h264': ['h264.mp4', [...pattern('640x360', 2), ...h264]],
   'mp4-h264-faststart': ['h264-faststart.mp4', [...pattern('640x360', 2), ...h264, '-movflags', '+faststart']],
@@ -34,6 +42,7 @@ const RECIPES = {
 
 export type MediaName = keyof typeof RECIPES
 export const IMAGES = ['jpeg', 'png', 'webp', 'gif', 'avif'] as const satisfies readonly MediaName[]
+export const PICTURES = ['pic-testsrc2', 'pic-mandelbrot', 'pic-life', 'pic-smpte', 'pic-sierpinski', 'pic-plasma', 'pic-testsrc'] as const satisfies readonly MediaName[]
 export const VIDEOS = ['mp4-h264', 'mp4-h264-faststart', 'mp4-h265', 'mov', 'webm-vp8', 'webm-vp9', 'webm-av1', 'mkv', 'avi'] as const satisfies readonly MediaName[]
 
 const made = new Map<MediaName, Promise<string>>()

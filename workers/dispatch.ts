@@ -3,17 +3,21 @@
 import { performance } from 'node:perf_hooks'
 import { begin } from './control.ts'
 import { toFailure } from './job-error.ts'
+import { perceptual } from './perceptual.ts'
+import { resize } from './resize.ts'
 import { thumbnail } from './thumbnail.ts'
-import type { Envelope, JobOutcome } from './types.ts'
+import type { Envelope, JobContext, JobOutcome, JobResults, JobTask } from './types.ts'
 
-const jobs = { thumbnail }
+type Job<K extends JobTask['kind']> = (task: Extract<JobTask, { kind: K }>, ctx: JobContext) => Promise<JobResults[K]>
+const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual }
 
 export async function dispatch ({ task, settings, control, deadline }: Envelope): Promise<JobOutcome> {
   const started = performance.now()
   const running = begin(control, deadline)
   if (running === undefined) return { ok: false, error: { code: 'CANCELLED', message: 'the job was cancelled' }, workMs: 0 }
   try {
-    const value = await jobs[task.kind](task, { settings, signal: running.signal, deadline })
+    const job = jobs[task.kind] as Job<typeof task.kind>
+    const value = await job(task, { settings, signal: running.signal, deadline })
     return { ok: true, value, workMs: performance.now() - started }
   } catch (err) {
     // A job that lost the race with its cancel/deadline reports that, not the decoder's complaint about being killed.

@@ -7,36 +7,50 @@ import type { ImageOptions, ImageResult, JobContext } from './types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
 
-function open (input: ImageInput, ctx: JobContext): Sharp {
+/** Largest output side; asks that would exceed it are refused rather than silently clamped. */
+export const MAX_OUTPUT_SIDE = 8192
+
+const decodeOptions = (ctx: JobContext) => ({
+  limitInputPixels: ctx.settings.maxInputPixels,
+  // 'warning' turns truncated or corrupt data into an error instead of a half-grey picture.
+  failOn: 'warning' as const,
+  // First frame of animated GIF/WebP only.
+  pages: 1
+})
+
+export function open (input: ImageInput, ctx: JobContext): Sharp {
   if ('raw' in input) {
     const { data, width, height, channels } = input.raw
     return sharp(data, { raw: { width, height, channels } })
   }
-  return sharp('bytes' in input ? input.bytes : input.path, {
-    limitInputPixels: ctx.settings.maxInputPixels,
-    // 'warning' turns truncated or corrupt data into an error instead of a half-grey picture.
-    failOn: 'warning',
-    // First frame of animated GIF/WebP only.
-    pages: 1
-  })
+  return sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx))
 }
 
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
-  const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
-  const pipeline = open(input, ctx).rotate().timeout({ seconds })
-  if (options.width !== undefined || options.height !== undefined) {
-    pipeline.resize({
-      width: options.width,
-      height: options.height,
-      fit: options.fit,
-      withoutEnlargement: options.withoutEnlargement
-    })
-  }
-  // PNG is lossless here: sharp's png({ quality }) would switch to a palette.
-  if (options.format === 'png') pipeline.png()
-  else pipeline.toFormat(options.format, { quality: options.quality })
   try {
+    const [width, height] = outputSize(await inputSize(input, ctx), options)
+    if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
+      throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
+    }
+    const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
+    const pipeline = open(input, ctx).rotate().timeout({ seconds })
+    const background = options.background ?? (options.format === 'jpeg' ? '#ffffff' : { r: 0, g: 0, b: 0, alpha: 0 })
+    if (options.width !== undefined || options.height !== undefined) {
+      pipeline.resize({
+        width: options.width,
+        height: options.height,
+        fit: options.fit,
+        position: options.position,
+        background,
+        withoutEnlargement: options.withoutEnlargement
+      })
+    }
+    // JPEG has no alpha: transparent areas become the background (white unless asked otherwise), not black.
+    if (options.format === 'jpeg') pipeline.flatten({ background })
+    // PNG is lossless here: sharp's png({ quality }) would switch to a palette.
+    if (options.format === 'png') pipeline.png()
+    else pipeline.toFormat(options.format, { quality: options.quality })
     const { data, info } = await pipeline.toBuffer({ resolveWithObject: true })
     return { data, format: options.format, width: info.width, height: info.height }
   } catch (err) {
@@ -44,7 +58,32 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   }
 }
 
-function classify (err: unknown): JobError {
+/** Display size of the input (EXIF orientations 5-8 swap the sides); reads the header only. */
+async function inputSize (input: ImageInput, ctx: JobContext): Promise<[number, number]> {
+  if ('raw' in input) return [input.raw.width, input.raw.height]
+  const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
+  const [w, h] = [meta.width ?? 0, meta.height ?? 0]
+  return (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h]
+}
+
+/** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */
+export function outputSize ([iw, ih]: [number, number], { width, height, fit, withoutEnlargement }: ImageOptions): [number, number] {
+  if (width === undefined && height === undefined) return [iw, ih]
+  let w: number
+  let h: number
+  if (width !== undefined && height !== undefined) {
+    const scale = fit === 'inside' ? Math.min(width / iw, height / ih) : fit === 'outside' ? Math.max(width / iw, height / ih) : 0
+    ;[w, h] = scale === 0 ? [width, height] : [iw * scale, ih * scale]
+  } else {
+    const scale = width !== undefined ? width / iw : height! / ih
+    ;[w, h] = [iw * scale, ih * scale]
+  }
+  if (withoutEnlargement) [w, h] = [Math.min(w, iw), Math.min(h, ih)]
+  return [Math.round(w), Math.round(h)]
+}
+
+export function classify (err: unknown): JobError {
+  if (err instanceof JobError) return err
   const message = err instanceof Error ? err.message : String(err)
   if (/pixel limit/i.test(message)) return new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit', message)
   if (/timeout/i.test(message)) return new JobError('TIMEOUT', 'the image took too long to process', message)

@@ -5,7 +5,7 @@ import type { Envelope, JobOutcome } from './types.ts'
 
 export default async function run (envelope: Envelope) {
   const outcome = await dispatch(envelope)
-  if (!outcome.ok) return outcome
+  if (!outcome.ok || !('data' in outcome.value)) return outcome
   // sharp returns externally-allocated buffers that V8 cannot transfer: one copy into a plain
   // ArrayBuffer, then a zero-copy move (a clone would copy as well, after serialising).
   const data = new Uint8Array(outcome.value.data)

@@ -5,10 +5,18 @@ import type { JobFailure } from './job-error.ts'
 export type Fit = 'cover' | 'contain' | 'fill' | 'inside' | 'outside'
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif'
 
+/** sharp's gravities, plus its smart-crop strategies. */
+export type Position =
+  | 'centre' | 'north' | 'northeast' | 'east' | 'southeast' | 'south' | 'southwest' | 'west' | 'northwest'
+  | 'attention' | 'entropy'
+
 export interface ImageOptions {
   width?: number
   height?: number
   fit: Fit
+  position?: Position
+  /** Colour for the bars of fit=contain and for flattening transparency into JPEG, e.g. "#ffffff". */
+  background?: string
   format: OutputFormat
   quality: number
   withoutEnlargement: boolean
@@ -40,7 +48,20 @@ export interface ThumbnailTask {
   video: VideoOptions
 }
 
-export type JobTask = ThumbnailTask
+export interface ResizeTask {
+  kind: 'resize'
+  source: JobSource
+  image: ImageOptions
+}
+
+/** Perceptual fingerprints of an image, or of one video frame. */
+export interface PerceptualTask {
+  kind: 'perceptual'
+  source: JobSource
+  video: VideoOptions
+}
+
+export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask
 
 /** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
 export interface JobSettings {
@@ -67,8 +88,26 @@ export interface ImageResult {
   height: number
 }
 
-export type JobOutcome =
-  | { ok: true, value: ImageResult, workMs: number }
+export interface PerceptualResult {
+  /** 64-bit DCT perceptual hash, 16 hex digits; compare with the Hamming distance. */
+  phash: string
+  /** ThumbHash placeholder bytes, base64. */
+  thumbhash: string
+  /** The placeholder decoded to a small PNG data URL, ready for an <img src>. */
+  thumbhashDataUrl: string
+  width: number
+  height: number
+}
+
+/** What each kind of job answers. */
+export interface JobResults {
+  thumbnail: ImageResult
+  resize: ImageResult
+  perceptual: PerceptualResult
+}
+
+export type JobOutcome<T = JobResults[keyof JobResults]> =
+  | { ok: true, value: T, workMs: number }
   | { ok: false, error: JobFailure, workMs: number }
 
 export interface JobContext {

@@ -7,10 +7,10 @@ import type { Config } from '../config.ts'
 import { errors, fromJobFailure } from '../errors.ts'
 import { cancel, createControl } from '../../workers/control.ts'
 import { dispatch } from '../../workers/dispatch.ts'
-import type { Envelope, ImageResult, JobOutcome, JobSettings, JobTask } from '../../workers/types.ts'
+import type { Envelope, ImageResult, JobOutcome, JobResults, JobSettings, JobTask } from '../../workers/types.ts'
 
-export interface JobResult {
-  value: ImageResult
+export interface JobResult<V = ImageResult> {
+  value: V
   /** Time between submitting and a worker starting it (includes the thread hop). */
   queueMs: number
   workMs: number
@@ -26,7 +26,7 @@ export interface JobStats {
 }
 
 export interface Jobs {
-  run (task: JobTask, signal?: AbortSignal): Promise<JobResult>
+  run<T extends JobTask> (task: T, signal?: AbortSignal): Promise<JobResult<JobResults[T['kind']]>>
   stats (): JobStats
 }
 
@@ -60,7 +60,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   const inFlight = new Map<SharedArrayBuffer, Promise<unknown>>()
   let completed = 0
 
-  async function run (task: JobTask, signal?: AbortSignal): Promise<JobResult> {
+  async function run<T extends JobTask> (task: T, signal?: AbortSignal): Promise<JobResult<JobResults[T['kind']]>> {
     const control = createControl()
     const deadline = Date.now() + config.jobTimeoutMs
     const envelope: Envelope = { task, settings, control, deadline }
@@ -87,7 +87,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         else if (error.detail !== undefined) app.log.debug({ code: error.code, detail: error.detail }, 'job refused the media')
         throw fromJobFailure(error, config.jobTimeoutMs)
       }
-      return { value: outcome.value, queueMs: performance.now() - submitted - outcome.workMs, workMs: outcome.workMs }
+      return { value: outcome.value as JobResults[T['kind']], queueMs: performance.now() - submitted - outcome.workMs, workMs: outcome.workMs }
     } catch (err) {
       if (signal?.aborted === true) throw signal.reason
       // A worker that died (crash, exit) rejects the task itself: only this job fails, piscina replaces the thread.

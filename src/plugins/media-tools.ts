@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
+import { errors } from '../errors.ts'
 
 const run = promisify(execFile)
 
@@ -13,6 +14,8 @@ export interface MediaTools {
   /** Both tools answered: video jobs can run. */
   video: boolean
   missing: string[]
+  /** Throws 503 VIDEO_UNAVAILABLE when video jobs cannot run here. */
+  assertVideo (): void
 }
 
 declare module 'fastify' {
@@ -34,5 +37,13 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   const [ffmpeg, ffprobe] = await Promise.all([version(config.ffmpegPath), version(config.ffprobePath)])
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
-  app.decorate('mediaTools', { ffmpeg, ffprobe, video: missing.length === 0, missing })
+  app.decorate('mediaTools', {
+    ffmpeg,
+    ffprobe,
+    video: missing.length === 0,
+    missing,
+    assertVideo () {
+      if (missing.length > 0) throw new errors.VideoUnavailable(`${missing.join(' and ')} not found`)
+    }
+  })
 }, { name: 'media-tools' })

@@ -10,8 +10,16 @@ import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { createFetcher, fetchError } from '../sources/fetch-source.ts'
-import { spool, type SpooledSource } from '../sources/spool.ts'
+import { spool, type DigestAlgorithm, type SpooledSource } from '../sources/spool.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
+import type { JobSource } from '../../workers/types.ts'
+
+export interface TakeOptions<T extends TObject> {
+  /** Digests to compute while the source streams in (sha256 always is), from the validated options. */
+  algorithms?: (options: Static<T>) => readonly DigestAlgorithm[]
+  /** Accept bytes that are no media thumbd reads (source.media is then undefined). */
+  anyBytes?: boolean
+}
 
 export interface Taken<T extends TObject> {
   source: SpooledSource
@@ -26,7 +34,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     sources: {
       /** The request's source, spooled; its temp file is removed when the reply ends, whatever happened. */
-      take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T): Promise<Taken<T>>
+      take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, takeOptions?: TakeOptions<T>): Promise<Taken<T>>
     }
   }
 }
@@ -56,7 +64,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     await request.spooled?.dispose()
   })
 
-  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T): Promise<Taken<T>> {
+  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, { algorithms, anyBytes }: TakeOptions<T> = {}): Promise<Taken<T>> {
     const query = request.query as Record<string, unknown>
     let stream: Readable
     let options: Record<string, unknown> = query
@@ -80,7 +88,13 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     }
     let source: SpooledSource
     try {
-      source = await spool(stream, { maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir })
+      source = await spool(stream, {
+        maxBytes: config.maxSourceBytes,
+        memoryBytes: config.memorySpoolBytes,
+        tempDir: app.tempDir,
+        algorithms: algorithms?.(options as Static<T>),
+        anyBytes
+      })
     } catch (err) {
       // A fetched body can also fail mid-stream: reset, timeout, length mismatch.
       throw fetchSignal === undefined ? err : fetchError(err, fetchSignal)
@@ -97,6 +111,12 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 }, { name: 'sources', dependencies: ['temp-files', 'lifecycle'] })
 
 /** A parsed JSON body: a plain object (a raw body is a stream, and IncomingMessage has a `url` of its own). */
+/** The part of a spooled source a job takes; the caller has ensured it is media. */
+export function jobSource ({ ref, media, size }: SpooledSource): JobSource {
+  if (media === undefined) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
+  return { ref, media, size }
+}
+
 function isUrlBody (body: unknown): body is { url: string } & Record<string, unknown> {
   return typeof body === 'object' && body !== null && Object.getPrototypeOf(body) === Object.prototype &&
     typeof (body as { url?: unknown }).url === 'string'

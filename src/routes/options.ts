@@ -2,10 +2,10 @@
 // one normalisation into the plain options the workers take.
 import { Type, type Static, type TObject } from 'typebox'
 import { errors } from '../errors.ts'
-import type { FramePosition, ImageOptions, OutputFormat, VideoOptions } from '../../workers/types.ts'
-
-/** Largest output side; bigger asks are refused rather than silently clamped. */
-export const MAX_OUTPUT_SIDE = 8192
+import { DIGEST_ALGORITHMS, type DigestAlgorithm } from '../sources/spool.ts'
+import { MAX_OUTPUT_SIDE } from '../../workers/image.ts'
+import type { Media } from '../../workers/sniff.ts'
+import type { FramePosition, ImageOptions, OutputFormat, Position, VideoOptions } from '../../workers/types.ts'
 
 export const ImageQuery = {
   width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output width in px' })),
@@ -20,12 +20,32 @@ export const VideoQuery = {
   frame: Type.Optional(Type.Enum(['exact', 'best'], { description: 'best: the most representative frame near `at`' }))
 }
 
-type ImageQueryValue = Static<ReturnType<typeof Type.Object<typeof ImageQuery>>>
+const GRAVITIES = ['centre', 'center', 'north', 'northeast', 'east', 'southeast', 'south', 'southwest', 'west', 'northwest'] as const
+
+export const ResizeQuery = {
+  ...ImageQuery,
+  position: Type.Optional(Type.Enum([...GRAVITIES, 'attention', 'entropy'], { description: 'crop position for fit=cover/contain: a gravity, or the smart crops attention/entropy' })),
+  background: Type.Optional(Type.String({ pattern: '^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: 'RRGGBB or RRGGBBAA: bars of fit=contain, and transparency flattened into JPEG' })),
+  withoutEnlargement: Type.Optional(Type.Boolean({ description: 'never scale up (default true)' }))
+}
+
+export const HashQuery = {
+  algorithms: Type.Optional(Type.String({ pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$', description: `comma-separated digests of the source bytes: ${DIGEST_ALGORITHMS.join(', ')} (default sha256)` })),
+  ...VideoQuery
+}
+
+type ImageQueryValue = Static<ReturnType<typeof Type.Object<typeof ResizeQuery>>>
 type VideoQueryValue = Static<ReturnType<typeof Type.Object<typeof VideoQuery>>>
 
 export interface ImageDefaults {
   width?: number
   format: OutputFormat
+}
+
+/** Resize keeps the source's format where it can be written; GIF becomes PNG (still lossless, keeps alpha). */
+export function sameFormat (media: Media | undefined): OutputFormat {
+  const format = media?.format
+  return format === 'jpeg' || format === 'png' || format === 'webp' || format === 'avif' ? format : format === 'gif' ? 'png' : 'jpeg'
 }
 
 export const DEFAULT_QUALITY = 80
@@ -40,9 +60,11 @@ export function imageOptions (query: ImageQueryValue, accept: string | undefined
       width: sized ? query.width : defaults.width,
       height: query.height,
       fit: query.fit ?? 'cover',
+      position: query.position === 'center' ? 'centre' : query.position as Position | undefined,
+      background: query.background === undefined ? undefined : `#${query.background.replace(/^#/, '')}`,
       format,
       quality: query.quality ?? DEFAULT_QUALITY,
-      withoutEnlargement: true
+      withoutEnlargement: query.withoutEnlargement ?? true
     }
   }
 }
@@ -59,6 +81,13 @@ export function videoOptions (query: VideoQueryValue): VideoOptions {
     }
   }
   return { at, best: query.frame === 'best' }
+}
+
+export function digestAlgorithms (list: string | undefined): DigestAlgorithm[] {
+  const wanted = (list ?? 'sha256').split(',')
+  const unknown = wanted.filter(a => !(DIGEST_ALGORITHMS as readonly string[]).includes(a))
+  if (unknown.length > 0) throw new errors.BadOptions(`unknown algorithms ${unknown.join(', ')}; use ${DIGEST_ALGORITHMS.join(', ')}`)
+  return [...new Set(wanted)] as DigestAlgorithm[]
 }
 
 /** The best format the client says it takes: AVIF, then WebP, else JPEG (which every client reads). */

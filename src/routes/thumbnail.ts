@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { errors } from '../errors.ts'
+import { jobSource } from '../plugins/sources.ts'
 import { ImageQuery, VideoQuery, imageOptions, sourceBody, videoOptions } from './options.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
 
@@ -19,11 +19,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
-    const { ref, media, size, sha256 } = source
-    if (media.kind === 'video' && !app.mediaTools.video) throw new errors.VideoUnavailable(app.mediaTools.missing.join(', ') + ' not found')
-    const etag = entityTag(sha256, 'thumbnail', media.kind === 'video' ? { image, video } : { image })
+    const job = jobSource(source)
+    if (job.media.kind === 'video') app.mediaTools.assertVideo()
+    const etag = entityTag(source.sha256, 'thumbnail', job.media.kind === 'video' ? { image, video } : { image })
     if (notModified(request, reply, etag, negotiated)) return reply.send()
-    const result = await app.jobs.run({ kind: 'thumbnail', source: { ref, media, size }, image, video }, request.clientGone)
+    const result = await app.jobs.run({ kind: 'thumbnail', source: job, image, video }, request.clientGone)
     return sendImage(reply, result, etag, negotiated)
   })
 }

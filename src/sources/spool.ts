@@ -8,16 +8,30 @@ import { SNIFF_BYTES, sniff, type Media } from '../../workers/sniff.ts'
 import type { JobSource } from '../../workers/types.ts'
 import type { TempDir } from './temp-dir.ts'
 
+/** Digests /api/hash offers; each is computed while the source streams in, never in a second pass. */
+export const DIGEST_ALGORITHMS = ['sha256', 'sha512', 'sha1', 'md5', 'blake2b512', 'sha3-256'] as const
+export type DigestAlgorithm = (typeof DIGEST_ALGORITHMS)[number]
+
 export interface SpoolLimits {
   maxBytes: number
   /** Images up to this size stay in memory; videos always go to a file (MP4 may keep its index at the end). */
   memoryBytes: number
   tempDir: TempDir
+  /** Digests wanted besides SHA-256 (which is always computed: ETags derive from it). */
+  algorithms?: readonly DigestAlgorithm[]
+  /** Take any bytes (for digests), not only media thumbd reads. */
+  anyBytes?: boolean
 }
 
-export interface SpooledSource extends JobSource {
+export interface SpooledSource {
+  ref: JobSource['ref']
+  /** What the bytes are; undefined only with anyBytes, for bytes that are no media thumbd reads. */
+  media: Media | undefined
+  size: number
   /** Hex SHA-256 of the exact bytes received. */
   sha256: string
+  /** Hex digests, by algorithm: sha256 and those asked for. */
+  digests: Partial<Record<DigestAlgorithm, string>>
   /** Removes the temp file, if any. Safe to call more than once. */
   dispose (): Promise<void>
 }
@@ -26,34 +40,35 @@ export interface SpooledSource extends JobSource {
 const WRITE_BATCH_BYTES = 1 << 20
 
 export async function spool (stream: Readable, limits: SpoolLimits): Promise<SpooledSource> {
-  const hash = createHash('sha256')
+  const algorithms = [...new Set<DigestAlgorithm>(['sha256', ...(limits.algorithms ?? [])])]
+  const hashes: Array<[DigestAlgorithm, Hash]> = algorithms.map(a => [a, createHash(a)])
   const sink = new Sink(limits)
+  let sniffed = false
   let media: Media | undefined
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`more than ${limits.maxBytes} bytes`)
-      hash.update(chunk)
+      for (const [, hash] of hashes) hash.update(chunk)
       await sink.add(chunk)
-      if (media === undefined && sink.size >= SNIFF_BYTES) media = await sniffOrRefuse(sink)
+      if (!sniffed && sink.size >= SNIFF_BYTES) [sniffed, media] = [true, await sniffOrRefuse(sink, limits)]
     }
-    media ??= await sniffOrRefuse(sink)
+    if (!sniffed) media = await sniffOrRefuse(sink, limits)
     const ref = await sink.finish()
-    return { ref, media, size: sink.size, sha256: hex(hash), dispose: () => sink.dispose() }
+    const digests = Object.fromEntries(hashes.map(([a, hash]) => [a, hash.digest('hex')]))
+    return { ref, media, size: sink.size, sha256: digests.sha256!, digests, dispose: () => sink.dispose() }
   } catch (err) {
     await sink.dispose()
     throw err
   }
 }
 
-async function sniffOrRefuse (sink: Sink): Promise<Media> {
-  if (sink.size === 0) throw new errors.UnsupportedMedia('the source is empty')
+async function sniffOrRefuse (sink: Sink, { anyBytes = false }: SpoolLimits): Promise<Media | undefined> {
+  if (sink.size === 0 && !anyBytes) throw new errors.UnsupportedMedia('the source is empty')
   const media = sniff(sink.head())
-  if (media === undefined) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
-  if (media.kind === 'video') await sink.toFile()
+  if (media === undefined && !anyBytes) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
+  if (media?.kind === 'video') await sink.toFile()
   return media
 }
-
-const hex = (hash: Hash) => hash.digest('hex')
 
 /** Collects chunks in memory and moves them to a temp file once they pass the memory threshold. */
 class Sink {

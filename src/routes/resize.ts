@@ -1,0 +1,30 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { errors } from '../errors.ts'
+import { jobSource } from '../plugins/sources.ts'
+import { entityTag, notModified, sendImage } from './image-reply.ts'
+import { ResizeQuery, imageOptions, sameFormat, sourceBody } from './options.ts'
+
+const Options = Type.Object(ResizeQuery, { additionalProperties: false })
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/resize', {
+    schema: {
+      summary: 'Resize or convert an image',
+      description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented, metadata stripped, colours converted to sRGB. Animated GIF/WebP: first frame.',
+      querystring: Options,
+      body: sourceBody(Options)
+    }
+  }, async (request, reply) => {
+    const { source, options } = await app.sources.take(request, reply, Options)
+    const job = jobSource(source)
+    if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')
+    const { options: image, negotiated } = imageOptions(options, request.headers.accept, { format: sameFormat(job.media) })
+    const etag = entityTag(source.sha256, 'resize', image)
+    if (notModified(request, reply, etag, negotiated)) return reply.send()
+    const result = await app.jobs.run({ kind: 'resize', source: job, image }, request.clientGone)
+    return sendImage(reply, result, etag, negotiated)
+  })
+}
+
+export default routes

@@ -1,0 +1,41 @@
+// Perceptual fingerprints: a pHash to find near-duplicates, and a ThumbHash placeholder to show while the
+// real image loads. Both come from one small decode of the image (or of one video frame).
+import sharp from 'sharp'
+import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
+import { classify, open, type ImageInput } from './image.ts'
+import { JobError } from './job-error.ts'
+import { phash } from './phash.ts'
+import { imageInput } from './thumbnail.ts'
+import { grabFrame } from './video.ts'
+import type { JobContext, PerceptualResult, PerceptualTask } from './types.ts'
+
+/** Big enough for both fingerprints, small enough that shrink-on-load makes the decode cheap. */
+const WORKING_SIDE = 256
+/** ThumbHash takes at most 100x100. */
+const THUMBHASH_SIDE = 100
+
+export async function perceptual (task: PerceptualTask, ctx: JobContext): Promise<PerceptualResult> {
+  const { ref, media } = task.source
+  let input: ImageInput
+  if (media.kind === 'image') input = imageInput(task.source)
+  else if (ref.location === 'file') input = { raw: await grabFrame(ref.path, media, task.video, ctx) }
+  else throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
+  try {
+    const { data, info } = await open(input, ctx).rotate()
+      .resize(WORKING_SIDE, WORKING_SIDE, { fit: 'inside', withoutEnlargement: true })
+      .ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+    const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } }
+    const grey = await sharp(data, raw).removeAlpha().toColourspace('b-w').resize(32, 32, { fit: 'fill' }).raw().toBuffer()
+    const small = await sharp(data, raw).resize(THUMBHASH_SIDE, THUMBHASH_SIDE, { fit: 'inside' }).raw().toBuffer({ resolveWithObject: true })
+    const hash = rgbaToThumbHash(small.info.width, small.info.height, small.data)
+    return {
+      phash: phash(grey),
+      thumbhash: Buffer.from(hash).toString('base64'),
+      thumbhashDataUrl: thumbHashToDataURL(hash),
+      width: info.width,
+      height: info.height
+    }
+  } catch (err) {
+    throw classify(err)
+  }
+}

@@ -1,0 +1,41 @@
+// 64-bit DCT perceptual hash (the classic pHash): DCT-II of a 32x32 greyscale image, keep the 8x8 lowest
+// frequencies, one bit per coefficient above their median. Near-identical pictures differ in a few bits.
+const N = 32
+const K = 8
+
+// COS[k][n] = cos(pi * (2n + 1) * k / 2N): only the K lowest frequencies are ever needed.
+const COS = Array.from({ length: K }, (_, k) => Float64Array.from({ length: N }, (_, n) => Math.cos((Math.PI * (2 * n + 1) * k) / (2 * N))))
+
+/** grey: N*N bytes, row-major. */
+export function phash (grey: Uint8Array): string {
+  if (grey.length !== N * N) throw new RangeError(`phash needs ${N}x${N} grey pixels`)
+  // Separable DCT: rows first (K coefficients per row), then columns.
+  const rows = new Float64Array(N * K)
+  for (let y = 0; y < N; y++) {
+    for (let k = 0; k < K; k++) {
+      let sum = 0
+      for (let x = 0; x < N; x++) sum += grey[y * N + x]! * COS[k]![x]!
+      rows[y * K + k] = sum
+    }
+  }
+  const low = new Float64Array(K * K)
+  for (let v = 0; v < K; v++) {
+    for (let u = 0; u < K; u++) {
+      let sum = 0
+      for (let y = 0; y < N; y++) sum += rows[y * K + u]! * COS[v]![y]!
+      low[v * K + u] = sum
+    }
+  }
+  const sorted = [...low].sort((a, b) => a - b)
+  const median = (sorted[K * K / 2 - 1]! + sorted[K * K / 2]!) / 2
+  let bits = 0n
+  for (const value of low) bits = (bits << 1n) | (value > median ? 1n : 0n)
+  return bits.toString(16).padStart(16, '0')
+}
+
+export function hammingDistance (a: string, b: string): number {
+  let diff = BigInt(`0x${a}`) ^ BigInt(`0x${b}`)
+  let count = 0
+  for (; diff > 0n; diff >>= 1n) count += Number(diff & 1n)
+  return count
+}

@@ -1,0 +1,10 @@
+// Resize/convert of an image (videos go to thumbnail).
+import { render } from './image.ts'
+import { JobError } from './job-error.ts'
+import { imageInput } from './thumbnail.ts'
+import type { ImageResult, JobContext, ResizeTask } from './types.ts'
+
+export async function resize (task: ResizeTask, ctx: JobContext): Promise<ImageResult> {
+  if (task.source.media.kind !== 'image') throw new JobError('UNSUPPORTED_MEDIA', 'resize takes images; use /api/thumbnail for videos')
+  return render(imageInput(task.source), task.image, ctx)
+}
