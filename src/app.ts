@@ -2,15 +2,19 @@
 // the same app with buildApp() and talk to it with inject().
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import underPressure from '@fastify/under-pressure'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
+import { errors } from './errors.ts'
+import admission from './plugins/admission.ts'
 import auth from './plugins/auth.ts'
 import errorHandler from './plugins/error-handler.ts'
 import jobs from './plugins/jobs.ts'
 import lifecycle from './plugins/lifecycle.ts'
 import mediaTools from './plugins/media-tools.ts'
+import metrics from './plugins/metrics.ts'
 import sources from './plugins/sources.ts'
 import tempFiles from './plugins/temp-files.ts'
 import hashRoutes from './routes/hash.ts'
@@ -36,9 +40,17 @@ export function serverOptions (config: Config, logStream?: Writable): FastifySer
   }
 }
 
-export async function app (fastify: FastifyInstance, { config }: { config: Config }) {
+export interface AppOptions {
+  config: Config
+  /** Tests only: lets a request header crash a worker (see lifecycle.ts). Never set by server.ts. */
+  faultInjection?: boolean
+}
+
+export async function app (fastify: FastifyInstance, { config, faultInjection }: AppOptions) {
   await fastify.register(errorHandler)
-  await fastify.register(lifecycle)
+  await fastify.register(metrics)
+  await fastify.register(lifecycle, { faultInjection })
+  await fastify.register(admission, { config })
   await fastify.register(tempFiles, { config })
   await fastify.register(mediaTools, { config })
   await fastify.register(jobs, { config })
@@ -49,16 +61,31 @@ export async function app (fastify: FastifyInstance, { config }: { config: Confi
   await fastify.register(async (api) => {
     api.addHook('onRequest', api.authenticate)
     api.addHook('onRequest', api.admitWhileRunning)
+    api.addHook('onRequest', api.admission.admit)
+    // Event-loop delay and memory guard the job routes only; /health and /metrics keep answering.
+    await api.register(underPressure, {
+      maxEventLoopDelay: config.pressureMaxEventLoopDelayMs,
+      maxRssBytes: config.pressureMaxRssBytes,
+      pressureHandler: async (_request: FastifyRequest, _reply: FastifyReply, type: string) => {
+        api.metrics.shed.inc({ reason: type === underPressure.TYPE_EVENT_LOOP_DELAY ? 'event_loop_delay' : 'memory' })
+        throw new errors.Overloaded()
+      }
+    })
     await api.register(thumbnailRoutes)
     await api.register(resizeRoutes)
     await api.register(hashRoutes)
   }, { prefix: '/api' })
 }
 
-/** logStream: where logs go instead of stdout (tests read them). */
-export async function buildApp (config: Config, logStream?: Writable): Promise<FastifyInstance> {
+export interface BuildOptions {
+  /** Where logs go instead of stdout (tests read them). */
+  logStream?: Writable
+  faultInjection?: boolean
+}
+
+export async function buildApp (config: Config, { logStream, faultInjection }: BuildOptions = {}): Promise<FastifyInstance> {
   const fastify = Fastify(serverOptions(config, logStream)).withTypeProvider<TypeBoxTypeProvider>()
-  await fastify.register(fp(app), { config })
+  await fastify.register(fp(app), { config, faultInjection })
   await fastify.ready()
   return fastify
 }

@@ -14,9 +14,13 @@ export const CONFIG_SCHEMA = Type.Object({
   EXECUTION_MODE: Type.Enum(['pool', 'inline'], { default: 'pool', description: 'pool: jobs run in worker threads; inline: on the main thread (for comparison only)' }),
   CLUSTER_WORKERS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'fork this many node:cluster processes (0: no cluster)' }),
   POOL_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'worker threads in the pool (0: one per core)' }),
+  WORKER_NICENESS: Type.Integer({ minimum: 0, maximum: 19, default: 10, description: 'nice value of the worker threads and the ffmpeg they spawn, so the event loop always gets a core first (0: same priority)' }),
   MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
   MAX_INPUT_PIXELS: Type.Integer({ minimum: 1, default: 50000000, description: 'largest image or video frame, in pixels (width x height)' }),
   MAX_VIDEO_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 14400, description: 'longest video accepted, in seconds' }),
+  MAX_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, default: 5000, description: 'admission bound: a job whose expected wait for a worker exceeds this is refused with 503 OVERLOADED' }),
+  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'job routes answer 503 while the event loop lags more than this (0: off)' }),
+  PRESSURE_MAX_RSS_BYTES: Type.Integer({ minimum: 0, default: 0, description: 'job routes answer 503 while the process RSS is above this (0: off)' }),
   JOB_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30000, description: 'a job running longer is cancelled and answered 504' }),
   MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
   ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
@@ -39,9 +43,13 @@ export interface Config {
   readonly executionMode: 'pool' | 'inline'
   readonly clusterWorkers: number
   readonly poolThreads: number
+  readonly workerNiceness: number
   readonly maxSourceBytes: number
   readonly maxInputPixels: number
   readonly maxVideoSeconds: number
+  readonly maxQueueWaitMs: number
+  readonly pressureMaxEventLoopDelayMs: number
+  readonly pressureMaxRssBytes: number
   readonly jobTimeoutMs: number
   readonly memorySpoolBytes: number
   readonly allowedSources: readonly string[]
@@ -85,9 +93,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     executionMode: parsed.EXECUTION_MODE,
     clusterWorkers: parsed.CLUSTER_WORKERS,
     poolThreads: parsed.POOL_THREADS || availableParallelism(),
+    workerNiceness: parsed.WORKER_NICENESS,
     maxSourceBytes: parsed.MAX_SOURCE_BYTES,
     maxInputPixels: parsed.MAX_INPUT_PIXELS,
     maxVideoSeconds: parsed.MAX_VIDEO_SECONDS,
+    maxQueueWaitMs: parsed.MAX_QUEUE_WAIT_MS,
+    pressureMaxEventLoopDelayMs: parsed.PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
+    pressureMaxRssBytes: parsed.PRESSURE_MAX_RSS_BYTES,
     jobTimeoutMs: parsed.JOB_TIMEOUT_MS,
     memorySpoolBytes: parsed.MEMORY_SPOOL_BYTES,
     allowedSources: Object.freeze(list(parsed.ALLOWED_SOURCES)),
@@ -98,6 +110,15 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     tmpDir: parsed.TMP_DIR || tmpdir(),
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS
   })
+}
+
+/**
+ * libuv's threadpool serves sharp's async work for every worker thread, plus fs and DNS. Its default of 4
+ * would queue sharp calls once the pool has more threads than that, so it is sized from the pool unless the
+ * operator set it. It must be set before the threadpool first runs: server.ts calls this before building.
+ */
+export function applyRuntimeDefaults (config: Config, env: Record<string, string | undefined> = process.env): void {
+  env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads + 2))
 }
 
 /** One line naming the variable, e.g. "PORT must be <= 65535 (got "70000")". */

@@ -1,7 +1,7 @@
 // The only file that listens: read config, build the app, listen, and drain gracefully on SIGTERM/SIGINT.
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
-import { ConfigError, loadConfig, type Config } from './config.ts'
+import { ConfigError, applyRuntimeDefaults, loadConfig, type Config } from './config.ts'
 
 let config: Config
 try {
@@ -12,6 +12,7 @@ try {
   process.exit(1)
 }
 
+applyRuntimeDefaults(config)
 const app = await buildApp(config)
 
 // Past the grace period and the cleanup margin, close-with-grace exits 1 rather than hang.

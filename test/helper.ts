@@ -2,11 +2,10 @@
 import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Writable } from 'node:stream'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import sharp from 'sharp'
-import { buildApp } from '../src/app.ts'
+import { buildApp, type BuildOptions } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 
 export const TEST_KEY = 'test-key-0123456789'
@@ -15,9 +14,9 @@ export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 /** A TMP_DIR of this test process's own, so leaks are easy to see. */
 export const TEST_TMP = mkdtempSync(join(tmpdir(), 'thumbd-test-tmp-'))
 
-export async function build (t: TestContext, env: Record<string, string> = {}, logStream?: Writable): Promise<FastifyInstance> {
+export async function build (t: TestContext, env: Record<string, string> = {}, options: BuildOptions = {}): Promise<FastifyInstance> {
   const config = loadConfig({ API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', TMP_DIR: TEST_TMP, POOL_THREADS: '2', ...env })
-  const app = await buildApp(config, logStream)
+  const app = await buildApp(config, options)
   t.after(() => app.close())
   return app
 }

@@ -36,6 +36,8 @@ const RECIPES = {
   'webm-vp8': ['vp8.webm', [...pattern('640x360', 2), '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8']],
   'webm-vp9': ['vp9.webm', [...pattern('640x360', 2), '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8']],
   'webm-av1': ['av1.webm', [...pattern('640x360', 2), '-c:v', 'libsvtav1', '-preset', '12']],
+  // One keyframe in 10 s of 1080p: seeking to 8 s decodes ~200 frames, a job that runs for a while.
+  'slow-seek': ['slow-seek.mp4', [...pattern('1920x1080', 10), ...h264, '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0']],
   mkv: ['h264.mkv', [...pattern('640x360', 2), ...h264]],
   avi: ['mpeg4.avi', [...pattern('640x360', 2), '-c:v', 'mpeg4']]
 } as const satisfies Record<string, readonly [string, readonly string[]]>

@@ -6,10 +6,6 @@ import { JobError } from './job-error.ts'
 const KILL_GRACE_MS = 1000
 const STDERR_KEEP_BYTES = 2048
 
-let running = 0
-/** ffmpeg/ffprobe children alive in this thread right now. */
-export const runningChildren = () => running
-
 export interface ToolRun {
   stdout: Buffer
   stderr: string
@@ -18,13 +14,16 @@ export interface ToolRun {
 export interface ToolLimits {
   signal: AbortSignal
   maxStdoutBytes: number
+  /** Shared Int32 counting live children across threads (JobSettings.children). */
+  children: SharedArrayBuffer
 }
 
-export function runTool (bin: string, args: readonly string[], { signal, maxStdoutBytes }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: readonly string[], { signal, maxStdoutBytes, children }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
+    const live = new Int32Array(children)
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    running++
+    Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0
     let stderr = ''
@@ -53,7 +52,7 @@ export function runTool (bin: string, args: readonly string[], { signal, maxStdo
         : new JobError('INTERNAL', 'could not start a decoder', err.message)
     })
     child.on('close', (code, killedBy) => {
-      running--
+      Atomics.sub(live, 0, 1)
       clearTimeout(killTimer)
       signal.removeEventListener('abort', onAbort)
       if (failure !== undefined) reject(failure)

@@ -70,6 +70,16 @@ export interface JobSettings {
   maxInputPixels: number
   maxVideoSeconds: number
   ffmpegThreads: number
+  /** One Int32 shared by all threads: ffmpeg/ffprobe children alive right now. */
+  children: SharedArrayBuffer
+}
+
+/** Test-only faults, honoured by the pool entry only (see src/plugins/lifecycle.ts for how they are reached). */
+export type InjectedFault = 'exit' | 'throw'
+
+/** Given once to each pool thread. */
+export interface WorkerData {
+  niceness: number
 }
 
 export interface Envelope {
@@ -79,6 +89,7 @@ export interface Envelope {
   control: SharedArrayBuffer
   /** Epoch ms after which the job is cancelled. */
   deadline: number
+  fault?: InjectedFault
 }
 
 export interface ImageResult {

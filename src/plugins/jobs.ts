@@ -5,9 +5,11 @@ import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
 import { errors, fromJobFailure } from '../errors.ts'
+import type { JobOutcomeLabel } from './metrics.ts'
 import { cancel, createControl } from '../../workers/control.ts'
 import { dispatch } from '../../workers/dispatch.ts'
-import type { Envelope, ImageResult, JobOutcome, JobResults, JobSettings, JobTask } from '../../workers/types.ts'
+import type { FailureCode } from '../../workers/job-error.ts'
+import type { Envelope, ImageResult, InjectedFault, JobOutcome, JobResults, JobSettings, JobTask, WorkerData } from '../../workers/types.ts'
 
 export interface JobResult<V = ImageResult> {
   value: V
@@ -23,10 +25,18 @@ export interface JobStats {
   running: number
   utilization: number
   completed: number
+  ffmpegChildren: number
+}
+
+export interface RunOptions {
+  /** Aborts the job (the client left). */
+  signal?: AbortSignal
+  /** Test-only, see lifecycle.ts. */
+  fault?: InjectedFault
 }
 
 export interface Jobs {
-  run<T extends JobTask> (task: T, signal?: AbortSignal): Promise<JobResult<JobResults[T['kind']]>>
+  run<T extends JobTask> (task: T, options?: RunOptions): Promise<JobResult<JobResults[T['kind']]>>
   stats (): JobStats
 }
 
@@ -43,27 +53,48 @@ const CANCEL_WAIT_MS = 3000
 
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
+const OUTCOME_OF: Partial<Record<FailureCode, JobOutcomeLabel>> = {
+  TIMEOUT: 'timeout',
+  CANCELLED: 'cancelled',
+  INTERNAL: 'error',
+  BAD_OPTIONS: 'refused',
+  PAYLOAD_TOO_LARGE: 'refused',
+  UNSUPPORTED_MEDIA: 'refused',
+  MEDIA_UNREADABLE: 'refused',
+  VIDEO_UNAVAILABLE: 'refused'
+}
+
 export default fp<{ config: Config }>(async (app, { config }) => {
+  const children = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)
   const settings: JobSettings = {
     ffmpegPath: config.ffmpegPath,
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
     maxVideoSeconds: config.maxVideoSeconds,
     // One decoder thread per job: the pool already keeps every core busy with one job each.
-    ffmpegThreads: 1
+    ffmpegThreads: 1,
+    children
   }
   const pool = config.executionMode === 'pool'
-    ? new Piscina<Envelope, JobOutcome>({ filename: WORKER_FILE, minThreads: config.poolThreads, maxThreads: config.poolThreads, idleTimeout: 60_000 })
+    ? new Piscina<Envelope, JobOutcome>({
+      filename: WORKER_FILE,
+      minThreads: config.poolThreads,
+      maxThreads: config.poolThreads,
+      idleTimeout: 60_000,
+      workerData: { niceness: config.workerNiceness } satisfies WorkerData
+    })
     : undefined
+  // Errors not tied to a task (a thread failing to start); a task's own crash rejects that task instead.
   pool?.on('error', err => app.log.error({ err }, 'worker pool error'))
 
   const inFlight = new Map<SharedArrayBuffer, Promise<unknown>>()
   let completed = 0
+  const { metrics } = app
 
-  async function run<T extends JobTask> (task: T, signal?: AbortSignal): Promise<JobResult<JobResults[T['kind']]>> {
+  async function run<T extends JobTask> (task: T, { signal, fault }: RunOptions = {}): Promise<JobResult<JobResults[T['kind']]>> {
     const control = createControl()
     const deadline = Date.now() + config.jobTimeoutMs
-    const envelope: Envelope = { task, settings, control, deadline }
+    const envelope: Envelope = { task, settings, control, deadline, fault }
     const ref = task.source.ref
     const submitted = performance.now()
     const pending = pool !== undefined
@@ -79,20 +110,32 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       onAbort = () => { cancel(control); reject(signal?.reason) }
       signal?.addEventListener('abort', onAbort, { once: true })
     })
+    const count = (outcome: JobOutcomeLabel) => metrics.jobs.inc({ kind: task.kind, outcome })
     try {
       const outcome = await Promise.race([pending, stopped])
+      const queueMs = performance.now() - submitted - outcome.workMs
+      metrics.jobWait.observe({ kind: task.kind }, queueMs / 1000)
+      metrics.jobRun.observe({ kind: task.kind }, outcome.workMs / 1000)
       if (!outcome.ok) {
         const { error } = outcome
+        count(OUTCOME_OF[error.code] ?? 'error')
         if (error.code === 'INTERNAL') app.log.error({ detail: error.detail }, 'job failed')
         else if (error.detail !== undefined) app.log.debug({ code: error.code, detail: error.detail }, 'job refused the media')
         throw fromJobFailure(error, config.jobTimeoutMs)
       }
-      return { value: outcome.value as JobResults[T['kind']], queueMs: performance.now() - submitted - outcome.workMs, workMs: outcome.workMs }
+      count('ok')
+      app.admission.record(task.kind, outcome.workMs)
+      return { value: outcome.value as JobResults[T['kind']], queueMs, workMs: outcome.workMs }
     } catch (err) {
-      if (signal?.aborted === true) throw signal.reason
+      if (signal?.aborted === true) {
+        count('cancelled')
+        throw signal.reason
+      }
+      if (err instanceof errors.Timeout) count('timeout')
       // A worker that died (crash, exit) rejects the task itself: only this job fails, piscina replaces the thread.
       if (err instanceof Error && !('code' in err && String(err.code).startsWith('THUMBD_'))) {
-        app.log.error({ err }, 'job failed in the pool')
+        count('crashed')
+        app.log.error({ err }, 'a worker crashed while running a job')
         throw new errors.Internal()
       }
       throw err
@@ -109,11 +152,20 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       queued: pool?.queueSize ?? 0,
       running: inFlight.size - (pool?.queueSize ?? 0),
       utilization: pool?.utilization ?? 0,
-      completed
+      completed,
+      ffmpegChildren: Atomics.load(new Int32Array(children), 0)
     }
   }
 
   app.decorate('jobs', { run, stats })
+  app.metrics.beforeScrape(() => {
+    const now = stats()
+    metrics.poolThreads.set(now.threads)
+    metrics.poolQueue.set(now.queued)
+    metrics.poolRunning.set(now.running)
+    metrics.poolUtilization.set(now.utilization)
+    metrics.ffmpegChildren.set(now.ffmpegChildren)
+  })
 
   app.addHook('onClose', async () => {
     // Requests have drained by now; whatever still runs is cancelled so its worker kills its ffmpeg
@@ -122,4 +174,4 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     await Promise.race([Promise.all(inFlight.values()), new Promise(resolve => setTimeout(resolve, CANCEL_WAIT_MS).unref())])
     await pool?.destroy()
   })
-}, { name: 'jobs' })
+}, { name: 'jobs', dependencies: ['metrics', 'admission'] })

@@ -1,14 +1,19 @@
 // Draining at shutdown. The listener stays open while in-flight requests finish, so late clients get a
 // clear 503 DRAINING (and load balancers a 503 /health) instead of a refused connection.
+// Also the per-request job options: the client-gone signal, and (test builds only) an injected fault.
 import { finished } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { errors } from '../errors.ts'
+import type { RunOptions } from './jobs.ts'
+import type { InjectedFault } from '../../workers/types.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Job routes: aborts when the client goes away before its reply is complete. */
     clientGone: AbortSignal
+    /** What job routes hand to jobs.run. */
+    jobOptions: RunOptions
   }
   interface FastifyInstance {
     draining: boolean
@@ -19,18 +24,31 @@ declare module 'fastify' {
   }
 }
 
-export default fp(async (app) => {
+/** Header that injects a worker fault; honoured only by apps built with faultInjection (tests), never via config. */
+const FAULT_HEADER = 'x-thumbd-inject-fault'
+const FAULTS = new Set<string>(['exit', 'throw'])
+
+export default fp<{ faultInjection?: boolean }>(async (app, { faultInjection = false }) => {
   let accepted = 0
   let onIdle: (() => void) | undefined
 
   app.decorate('draining', false)
   app.decorateRequest('clientGone', null as unknown as AbortSignal)
+  app.decorateRequest('jobOptions', null as unknown as RunOptions)
 
   app.decorate('admitWhileRunning', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (app.draining) throw new errors.Draining()
+    if (app.draining) {
+      app.metrics.shed.inc({ reason: 'draining' })
+      throw new errors.Draining()
+    }
     accepted++
     const gone = new AbortController()
     request.clientGone = gone.signal
+    const fault = request.headers[FAULT_HEADER]
+    request.jobOptions = {
+      signal: gone.signal,
+      fault: faultInjection && typeof fault === 'string' && FAULTS.has(fault) ? fault as InjectedFault : undefined
+    }
     finished(reply.raw, () => {
       if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'))
       if (--accepted === 0) onIdle?.()
@@ -45,4 +63,4 @@ export default fp(async (app) => {
       onIdle = () => { clearTimeout(timer); resolve(true) }
     })
   })
-}, { name: 'lifecycle' })
+}, { name: 'lifecycle', dependencies: ['metrics'] })

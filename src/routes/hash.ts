@@ -36,6 +36,7 @@ const MEDIA_STATUS = new Set([413, 415, 422])
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/hash', {
+    config: { jobKind: 'perceptual' },
     schema: {
       summary: 'Digests of the source bytes, plus perceptual hash and ThumbHash placeholder of images and videos',
       querystring: Options,
@@ -60,7 +61,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       // Default for videos: the most representative frame near `at`.
       const video = { ...videoOptions(options), best: options.frame !== 'exact' }
       try {
-        perceptual = (await app.jobs.run({ kind: 'perceptual', source: jobSource(source), video }, request.clientGone)).value
+        perceptual = (await app.jobs.run({ kind: 'perceptual', source: jobSource(source), video }, request.jobOptions)).value
       } catch (err) {
         if (!MEDIA_STATUS.has((err as ThumbdError).statusCode ?? 0)) throw err
         perceptualSkipped = (err as ThumbdError).message

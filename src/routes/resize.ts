@@ -9,6 +9,7 @@ const Options = Type.Object(ResizeQuery, { additionalProperties: false })
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/resize', {
+    config: { jobKind: 'resize' },
     schema: {
       summary: 'Resize or convert an image',
       description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented, metadata stripped, colours converted to sRGB. Animated GIF/WebP: first frame.',
@@ -22,7 +23,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, { format: sameFormat(job.media) })
     const etag = entityTag(source.sha256, 'resize', image)
     if (notModified(request, reply, etag, negotiated)) return reply.send()
-    const result = await app.jobs.run({ kind: 'resize', source: job, image }, request.clientGone)
+    const result = await app.jobs.run({ kind: 'resize', source: job, image }, request.jobOptions)
     return sendImage(reply, result, etag, negotiated)
   })
 }

@@ -10,6 +10,7 @@ const Options = Type.Object({ ...ImageQuery, ...VideoQuery }, { additionalProper
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/thumbnail', {
+    config: { jobKind: 'thumbnail' },
     schema: {
       summary: 'Thumbnail of an image or of a video frame',
       querystring: Options,
@@ -23,7 +24,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     if (job.media.kind === 'video') app.mediaTools.assertVideo()
     const etag = entityTag(source.sha256, 'thumbnail', job.media.kind === 'video' ? { image, video } : { image })
     if (notModified(request, reply, etag, negotiated)) return reply.send()
-    const result = await app.jobs.run({ kind: 'thumbnail', source: job, image, video }, request.clientGone)
+    const result = await app.jobs.run({ kind: 'thumbnail', source: job, image, video }, request.jobOptions)
     return sendImage(reply, result, etag, negotiated)
   })
 }

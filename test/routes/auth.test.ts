@@ -8,7 +8,7 @@ test('every configured key works, and no key ever reaches the logs', async (t) =
   const logs = new PassThrough()
   let logged = ''
   logs.on('data', (chunk: Buffer) => { logged += chunk.toString() })
-  const app = await build(t, { API_KEYS: 'first-key-abcdef,second-key-ghijkl', LOG_LEVEL: 'trace' }, logs)
+  const app = await build(t, { API_KEYS: 'first-key-abcdef,second-key-ghijkl', LOG_LEVEL: 'trace' }, { logStream: logs })
   const jpeg = await media('jpeg')
   for (const key of ['first-key-abcdef', 'second-key-ghijkl', 'wrong-key-mnopqr']) {
     const res = await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { authorization: `Bearer ${key}`, 'content-type': 'image/jpeg' }, payload: jpeg })

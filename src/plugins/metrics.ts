@@ -1,0 +1,55 @@
+// Every counter and gauge thumbd keeps, in one place, exported as Prometheus text on GET /metrics.
+// One registry per app instance (tests build several apps in one process).
+import fp from 'fastify-plugin'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export type JobOutcomeLabel = 'ok' | 'refused' | 'shed' | 'cancelled' | 'timeout' | 'crashed' | 'error'
+export type ShedReason = 'queue' | 'event_loop_delay' | 'memory' | 'draining'
+
+export function createMetrics () {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 })
+  const seconds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+  return {
+    registry,
+    httpDuration: new Histogram({ name: 'thumbd_http_request_duration_seconds', help: 'HTTP request duration by route and status', labelNames: ['method', 'route', 'status_code'], buckets: seconds, registers: [registry] }),
+    jobs: new Counter({ name: 'thumbd_jobs_total', help: 'Jobs by kind and outcome (ok, refused, shed, cancelled, timeout, crashed, error)', labelNames: ['kind', 'outcome'], registers: [registry] }),
+    jobRun: new Histogram({ name: 'thumbd_job_run_seconds', help: 'Time a job ran in a worker', labelNames: ['kind'], buckets: seconds, registers: [registry] }),
+    jobWait: new Histogram({ name: 'thumbd_job_wait_seconds', help: 'Time a job waited for a worker', labelNames: ['kind'], buckets: seconds, registers: [registry] }),
+    shed: new Counter({ name: 'thumbd_shed_total', help: 'Requests refused with 503 before any work, by reason', labelNames: ['reason'], registers: [registry] }),
+    poolThreads: new Gauge({ name: 'thumbd_pool_threads', help: 'Worker threads in the pool', registers: [registry] }),
+    poolQueue: new Gauge({ name: 'thumbd_pool_queue_size', help: 'Jobs waiting for a worker', registers: [registry] }),
+    poolRunning: new Gauge({ name: 'thumbd_pool_running', help: 'Jobs running in a worker', registers: [registry] }),
+    poolUtilization: new Gauge({ name: 'thumbd_pool_utilization', help: 'Share of pool capacity in use since start (piscina)', registers: [registry] }),
+    expectedWait: new Gauge({ name: 'thumbd_admission_expected_wait_seconds', help: 'Expected wait of a newly admitted job', registers: [registry] }),
+    ffmpegChildren: new Gauge({ name: 'thumbd_ffmpeg_children', help: 'ffmpeg/ffprobe processes running now', registers: [registry] })
+  }
+}
+
+export type Metrics = ReturnType<typeof createMetrics> & {
+  /** Gauges that are read at scrape time (pool figures) register their refresh here. */
+  beforeScrape (refresh: () => void): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics
+  }
+}
+
+export default fp(async (app) => {
+  const refreshers: Array<() => void> = []
+  const metrics: Metrics = { ...createMetrics(), beforeScrape: refresh => { refreshers.push(refresh) } }
+  app.decorate('metrics', metrics)
+
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, not the URL, so query strings and 404 probes cannot explode the label set.
+    const route = request.routeOptions.url ?? 'unmatched'
+    metrics.httpDuration.observe({ method: request.method, route, status_code: reply.statusCode }, reply.elapsedTime / 1000)
+  })
+
+  app.get('/metrics', async (_request, reply) => {
+    for (const refresh of refreshers) refresh()
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+  })
+}, { name: 'metrics' })

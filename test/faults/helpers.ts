@@ -1,0 +1,55 @@
+// Helpers for tests that put the service under load or break it, always on loopback and bounded.
+import { execFileSync } from 'node:child_process'
+import type { FastifyInstance } from 'fastify'
+import { AUTH } from '../helper.ts'
+
+export async function listen (app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  return `http://127.0.0.1:${address.port}`
+}
+
+export interface Reply { status: number, headers: Headers, body: Buffer }
+
+export async function upload (base: string, route: string, body: Buffer, query = '', signal?: AbortSignal, headers: Record<string, string> = {}): Promise<Reply> {
+  const res = await fetch(`${base}/api/${route}${query}`, { method: 'POST', body: new Uint8Array(body), headers: { ...AUTH, 'content-type': 'application/octet-stream', ...headers }, signal })
+  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) }
+}
+
+/** Polls /health until stopped; returns every latency in ms and every status. */
+export function healthProbe (base: string, everyMs = 25) {
+  const latencies: number[] = []
+  const statuses: number[] = []
+  let running = true
+  const done = (async () => {
+    while (running) {
+      const started = performance.now()
+      const res = await fetch(`${base}/health`)
+      await res.arrayBuffer()
+      latencies.push(performance.now() - started)
+      statuses.push(res.status)
+      await new Promise(resolve => setTimeout(resolve, everyMs))
+    }
+  })()
+  return { latencies, statuses, stop: async () => { running = false; await done } }
+}
+
+/** ffmpeg/ffprobe processes whose parent is `pid`. */
+export function decoderChildren (pid = process.pid): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'comm=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter(c => /ffmpeg|ffprobe/.test(c))
+  } catch {
+    return [] // ps exits 1 when there is no child at all
+  }
+}
+
+export async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+}
+
+export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { after, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { AUTH, TEST_KEY, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
+import { media, mediaPath } from '../media.ts'
+import { decoderChildren, healthProbe, listen, sleep, upload, waitFor } from './helpers.ts'
+
+const run = promisify(execFile)
+
+after(() => {
+  assert.deepEqual(decoderChildren(), [], 'no ffmpeg left running')
+  assert.deepEqual(leftoverTestTmp(), [], 'no temp file left in TMP_DIR')
+})
+
+test('saturation: every reply is 200 or 503 with Retry-After, and /health keeps answering fast', async (t) => {
+  const app = await build(t, { MAX_QUEUE_WAIT_MS: '1500' })
+  const base = await listen(app)
+  // One request first, so what is measured is the burst, not first-use compilation of the routes.
+  assert.equal((await upload(base, 'thumbnail', await media('mp4-h264'))).status, 200)
+  const probe = healthProbe(base)
+  // The load comes from another process: in this one it would delay the probe itself.
+  // Its clients are niced as remote clients would be elsewhere: their CPU is not the server's.
+  const { stdout } = await run('nice', ['-n', '15', process.execPath, fileURLToPath(new URL('burst.ts', import.meta.url)), base, '48', await mediaPath('mp4-h264'), TEST_KEY], { timeout: 60_000 })
+  await probe.stop()
+  const replies = JSON.parse(stdout) as Array<{ status: number, code?: string, retryAfter: string | null }>
+  const statuses = replies.map(r => r.status)
+  assert.deepEqual([...new Set(statuses)].filter(s => s !== 200 && s !== 503), [], `only 200 and 503: ${statuses}`)
+  assert.ok(statuses.includes(200), 'some jobs ran')
+  assert.ok(statuses.includes(503), 'some were shed at once')
+  for (const shed of replies.filter(r => r.status === 503)) {
+    assert.equal(shed.code, 'THUMBD_OVERLOADED')
+    assert.ok(Number(shed.retryAfter) >= 1)
+  }
+  assert.ok(probe.latencies.length >= 5, 'the probe ran throughout')
+  assert.ok(probe.statuses.every(s => s === 200))
+  const worst = Math.max(...probe.latencies)
+  assert.ok(worst < 50, `/health answered within 50 ms throughout (worst ${worst.toFixed(1)} ms of ${probe.latencies.map(l => l.toFixed(0)).join(' ')})`)
+  const metrics = await (await fetch(`${base}/metrics`)).text()
+  assert.match(metrics, /thumbd_shed_total\{reason="queue"\} [1-9]/)
+  assert.deepEqual(leftoverTempFiles(app), [])
+})
+
+test('abort: clients that leave mid-job leave no ffmpeg and no temp file behind', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const slow = await media('slow-seek')
+  const clients = Array.from({ length: 3 }, () => new AbortController())
+  const pending = clients.map(c => upload(base, 'thumbnail', slow, '?at=8&frame=best', c.signal).catch(err => err))
+  await waitFor(() => app.jobs.stats().ffmpegChildren > 0, 10_000, 'ffmpeg to start')
+  await sleep(100)
+  for (const c of clients) c.abort()
+  for (const result of await Promise.all(pending)) assert.equal((result as Error).name, 'AbortError')
+  await sleep(2000)
+  assert.equal(app.jobs.stats().ffmpegChildren, 0)
+  assert.deepEqual(decoderChildren(), [])
+  assert.deepEqual(leftoverTempFiles(app), [])
+  assert.match(await (await fetch(`${base}/metrics`)).text(), /thumbd_jobs_total\{kind="thumbnail",outcome="cancelled"\} [1-9]/)
+})
+
+test('timeout: a job past JOB_TIMEOUT_MS gets 504 and its ffmpeg is gone', async (t) => {
+  const app = await build(t, { JOB_TIMEOUT_MS: '400' })
+  const started = Date.now()
+  const res = await app.inject({ method: 'POST', url: '/api/thumbnail?at=8&frame=best', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: await media('slow-seek') })
+  assert.equal(res.statusCode, 504, res.body)
+  assert.equal(res.json().code, 'THUMBD_TIMEOUT')
+  assert.ok(Date.now() - started < 3000, 'answered near the deadline')
+  await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 2000, 'ffmpeg to be killed')
+  assert.deepEqual(leftoverTempFiles(app), [])
+})
+
+test('crash: a worker that dies fails only its own job with 500, and the next ten succeed', async (t) => {
+  const app = await build(t, {}, { faultInjection: true })
+  const jpeg = await media('jpeg')
+  for (const fault of ['exit', 'throw']) {
+    const res = await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'image/jpeg', 'x-thumbd-inject-fault': fault }, payload: jpeg })
+    assert.equal(res.statusCode, 500, `${fault}: ${res.body}`)
+    assert.deepEqual(res.json(), { statusCode: 500, code: 'THUMBD_INTERNAL', error: 'Internal Server Error', message: 'Internal error' })
+  }
+  const next = await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: jpeg })))
+  assert.deepEqual(next.map(r => r.statusCode), Array(10).fill(200))
+  assert.equal(app.jobs.stats().threads, 2, 'the pool replaced its threads')
+  assert.equal((await app.inject({ url: '/health' })).statusCode, 200)
+})
+
+test('the fault header does nothing in a normal build', async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'image/jpeg', 'x-thumbd-inject-fault': 'exit' }, payload: await media('jpeg') })
+  assert.equal(res.statusCode, 200)
+})

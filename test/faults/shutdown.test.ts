@@ -1,0 +1,50 @@
+// SIGTERM to a real server process, started exactly as `npm start` does.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { TEST_KEY } from '../helper.ts'
+import { media } from '../media.ts'
+import { decoderChildren, upload, waitFor } from './helpers.ts'
+
+const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
+
+test('SIGTERM under load: accepted requests finish with 200, later ones get 503 DRAINING, exit 0, nothing left behind', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'thumbd-shutdown-'))
+  const server = spawn(process.execPath, [SERVER], {
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, TMP_DIR: tmp, LOG_LEVEL: 'info', POOL_THREADS: '2', SHUTDOWN_GRACE_MS: '20000' },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  let log = ''
+  server.stdout.on('data', (chunk: Buffer) => { log += chunk.toString() })
+  const exited = once(server, 'exit') as Promise<[number | null, string | null]>
+  try {
+    await waitFor(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(log), 15_000, 'the server to listen')
+    const base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log)![1]!
+    const video = await media('slow-seek')
+
+    const accepted = Array.from({ length: 4 }, () => upload(base, 'thumbnail', video, '?at=6'))
+    await waitFor(() => (log.match(/"incoming request"/g) ?? []).length >= 4, 10_000, 'the requests to be accepted')
+    await waitFor(() => decoderChildren(server.pid).length > 0, 10_000, 'a job to be running')
+    server.kill('SIGTERM')
+    await waitFor(() => log.includes('"draining"'), 5000, 'draining to start')
+
+    const late = await upload(base, 'thumbnail', await media('jpeg'))
+    assert.equal(late.status, 503)
+    assert.equal(JSON.parse(late.body.toString()).code, 'THUMBD_DRAINING')
+    assert.ok(late.headers.get('retry-after'))
+    const health = await fetch(`${base}/health`)
+    assert.equal(health.status, 503)
+
+    const results = await Promise.all(accepted)
+    assert.deepEqual(results.map(r => r.status), [200, 200, 200, 200])
+    const [code, signal] = await exited
+    assert.deepEqual([code, signal], [0, null])
+    assert.deepEqual(readdirSync(tmp), [], 'TMP_DIR is empty')
+  } finally {
+    if (server.exitCode === null) server.kill('SIGKILL')
+  }
+})
