@@ -21,9 +21,9 @@ export async function upload (base: string, route: string, body: Buffer, query =
 export function healthProbe (base: string, everyMs = 25) {
   const latencies: number[] = []
   const statuses: number[] = []
-  let running = true
+  const stopped = new AbortController()
   const done = (async () => {
-    while (running) {
+    while (!stopped.signal.aborted) {
       const started = performance.now()
       const res = await fetch(`${base}/health`)
       await res.arrayBuffer()
@@ -32,7 +32,7 @@ export function healthProbe (base: string, everyMs = 25) {
       await new Promise(resolve => setTimeout(resolve, everyMs))
     }
   })()
-  return { latencies, statuses, stop: async () => { running = false; await done } }
+  return { latencies, statuses, stop: async () => { stopped.abort(); await done } }
 }
 
 /** ffmpeg/ffprobe processes whose parent is `pid`. */
