@@ -1,0 +1,56 @@
+// Starts thumbd as `npm start` would (node src/server.ts) on a free loopback port with a generated key,
+// waits until /health says it can work, and stops it with SIGTERM (SIGKILL if it will not go).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+
+const SERVER = new URL('../src/server.ts', import.meta.url).pathname
+const READY_TIMEOUT_MS = 60_000
+const STOP_TIMEOUT_MS = 40_000
+
+export interface ServerHandle {
+  base: string
+  apiKey: string
+  pid: number
+  stop (): Promise<void>
+}
+
+export async function freePort (): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as { port: number }
+  await new Promise(resolve => probe.close(resolve))
+  return port
+}
+
+export async function startServer (shapeEnv: Record<string, string>): Promise<ServerHandle> {
+  const port = await freePort()
+  const apiKey = randomBytes(18).toString('base64url')
+  const child: ChildProcess = spawn(process.execPath, [SERVER], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', API_KEYS: apiKey, LOG_LEVEL: 'warn', ...shapeEnv },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000) })
+  const base = `http://127.0.0.1:${port}`
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
+    await exited
+    clearTimeout(timer)
+  }
+  const until = Date.now() + READY_TIMEOUT_MS
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`thumbd exited during start (${child.exitCode}): ${stderr.trim()}`)
+    const ready = await fetch(`${base}/health`).then(r => r.status === 200, () => false)
+    if (ready) return { base, apiKey, pid: child.pid!, stop }
+    if (Date.now() > until) {
+      await stop()
+      throw new Error(`thumbd did not become ready within ${READY_TIMEOUT_MS / 1000} s: ${stderr.trim()}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
