@@ -10,6 +10,7 @@ import type { Config } from './config.ts'
 import { errors } from './errors.ts'
 import admission from './plugins/admission.ts'
 import auth from './plugins/auth.ts'
+import docs from './plugins/docs.ts'
 import errorHandler from './plugins/error-handler.ts'
 import jobs from './plugins/jobs.ts'
 import lifecycle from './plugins/lifecycle.ts'
@@ -48,6 +49,8 @@ export interface AppOptions {
 
 export async function app (fastify: FastifyInstance, { config, faultInjection }: AppOptions) {
   await fastify.register(errorHandler)
+  // Before any route: swagger collects them as they are added.
+  await fastify.register(docs)
   await fastify.register(metrics)
   await fastify.register(lifecycle, { faultInjection })
   await fastify.register(admission, { config })

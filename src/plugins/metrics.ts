@@ -48,7 +48,7 @@ export default fp(async (app) => {
     metrics.httpDuration.observe({ method: request.method, route, status_code: reply.statusCode }, reply.elapsedTime / 1000)
   })
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics (text exposition format)', tags: ['health'] } }, async (_request, reply) => {
     for (const refresh of refreshers) refresh()
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
   })

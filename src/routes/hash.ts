@@ -3,7 +3,8 @@ import { Type } from 'typebox'
 import type { ThumbdError } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import type { DigestAlgorithm } from '../sources/spool.ts'
-import { HashQuery, digestAlgorithms, sourceBody, videoOptions } from './options.ts'
+import { HashQuery, digestAlgorithms, videoOptions } from './options.ts'
+import { jobRouteSchema } from './schemas.ts'
 import type { PerceptualResult } from '../../workers/types.ts'
 
 const Options = Type.Object(HashQuery, { additionalProperties: false })
@@ -37,12 +38,12 @@ const MEDIA_STATUS = new Set([413, 415, 422])
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/hash', {
     config: { jobKind: 'perceptual' },
-    schema: {
+    schema: jobRouteSchema({
       summary: 'Digests of the source bytes, plus perceptual hash and ThumbHash placeholder of images and videos',
-      querystring: Options,
-      body: sourceBody(Options),
-      response: { 200: HashReply }
-    }
+      description: 'Any bytes get digests; perceptual fields are null (with perceptualSkipped saying why) for bytes that are no decodable image or video.',
+      options: Options,
+      ok: HashReply
+    })
   }, async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options, {
       algorithms: options => digestAlgorithms(options.algorithms),

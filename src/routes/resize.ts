@@ -3,19 +3,20 @@ import { Type } from 'typebox'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
-import { ResizeQuery, imageOptions, sameFormat, sourceBody } from './options.ts'
+import { ResizeQuery, imageOptions, sameFormat } from './options.ts'
+import { IMAGE_REPLY, jobRouteSchema } from './schemas.ts'
 
 const Options = Type.Object(ResizeQuery, { additionalProperties: false })
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/resize', {
     config: { jobKind: 'resize' },
-    schema: {
+    schema: jobRouteSchema({
       summary: 'Resize or convert an image',
       description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented, metadata stripped, colours converted to sRGB. Animated GIF/WebP: first frame.',
-      querystring: Options,
-      body: sourceBody(Options)
-    }
+      options: Options,
+      ok: IMAGE_REPLY
+    })
   }, async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const job = jobSource(source)

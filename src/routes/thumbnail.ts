@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { jobSource } from '../plugins/sources.ts'
-import { ImageQuery, VideoQuery, imageOptions, sourceBody, videoOptions } from './options.ts'
+import { ImageQuery, VideoQuery, imageOptions, videoOptions } from './options.ts'
+import { IMAGE_REPLY, jobRouteSchema } from './schemas.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
 
 /** Default thumbnail: 320 px wide JPEG, height from the aspect ratio. */
@@ -11,11 +12,12 @@ const Options = Type.Object({ ...ImageQuery, ...VideoQuery }, { additionalProper
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/thumbnail', {
     config: { jobKind: 'thumbnail' },
-    schema: {
+    schema: jobRouteSchema({
       summary: 'Thumbnail of an image or of a video frame',
-      querystring: Options,
-      body: sourceBody(Options)
-    }
+      description: 'Default: 320 px wide JPEG. Images are auto-oriented and stripped of metadata; for videos, options `at` and `frame` pick the frame.',
+      options: Options,
+      ok: IMAGE_REPLY
+    })
   }, async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)

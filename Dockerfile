@@ -1,0 +1,33 @@
+# thumbd: Node 24 runs the TypeScript sources directly; no build step. ffmpeg comes from Debian.
+# test/production/smoke.test.ts repeats these steps on a machine without a Docker engine: keep them in step.
+
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:24-bookworm-slim
+# ffmpeg/ffprobe for video; tini forwards signals so SIGTERM reaches Node and it can drain; jemalloc keeps
+# RSS flat under sharp's many short-lived allocations (glibc's per-thread arenas fragment).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ffmpeg tini libjemalloc2 \
+ && rm -rf /var/lib/apt/lists/* \
+ && ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2
+ENV NODE_ENV=production \
+    LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
+    PORT=3000 \
+    HOST=0.0.0.0 \
+    TMP_DIR=/tmp/thumbd \
+    LOG_LEVEL=info
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+COPY workers ./workers
+RUN mkdir -p /tmp/thumbd && chown node:node /tmp/thumbd
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "src/server.ts"]

@@ -1,0 +1,61 @@
+// What the Docker image does, done here (no Docker engine on these machines): the build context the
+// Dockerfile copies, its `npm ci --omit=dev`, its ENV and CMD, with ffmpeg from the OS. Then one image and
+// one video thumbnail, SIGTERM, exit 0.
+import assert from 'node:assert/strict'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { cpSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { promisify } from 'node:util'
+import sharp from 'sharp'
+import { media } from '../media.ts'
+import { freePort } from '../../load/server-process.ts'
+
+const run = promisify(execFile)
+const root = new URL('../../', import.meta.url).pathname
+
+/** COPY sources of the Dockerfile's final stage and its deps stage (not --from), ENV pairs, RUN npm line, CMD. */
+function dockerfileSteps () {
+  const text = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ')
+  const copies = [...text.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap(m => m[1]!.trim().split(/\s+/))
+  const env = Object.fromEntries([...text.matchAll(/^ENV (.+)$/gm)].flatMap(m => [...m[1]!.matchAll(/(\w+)=(\S+)/g)].map(p => [p[1]!, p[2]!])))
+  const npm = /^RUN (npm ci .+)$/m.exec(text)![1]!.split(/\s+/)
+  const cmd = JSON.parse(/^CMD (\[.+\])$/m.exec(text)![1]!) as string[]
+  return { copies, env, npm, cmd }
+}
+
+test('production path: Dockerfile steps, then an image and a video thumbnail, then SIGTERM and exit 0', { timeout: 300_000 }, async () => {
+  const { copies, env, npm, cmd } = dockerfileSteps()
+  const app = mkdtempSync(join(tmpdir(), 'thumbd-prod-'))
+  for (const path of copies) cpSync(join(root, path), join(app, path), { recursive: true })
+  await run(npm[0]!, npm.slice(1), { cwd: app, timeout: 240_000 })
+  assert.ok(!readdirSync(join(app, 'node_modules')).includes('typescript'), 'no dev dependencies')
+
+  const tmp = mkdtempSync(join(tmpdir(), 'thumbd-prod-tmp-'))
+  const port = await freePort()
+  // The image's Node is 24; here the same binary that runs the tests stands in for it.
+  const server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
+    cwd: app,
+    env: { ...env, PATH: process.env.PATH, LD_PRELOAD: '', PORT: String(port), HOST: '127.0.0.1', TMP_DIR: tmp, API_KEYS: 'prod-smoke-key' },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const exited = once(server, 'exit') as Promise<[number | null, string | null]>
+  try {
+    const base = `http://127.0.0.1:${port}`
+    for (let i = 0; i < 200 && !(await fetch(`${base}/health`).then(r => r.ok, () => false)); i++) await new Promise(resolve => setTimeout(resolve, 100))
+    const thumbnail = async (body: Buffer, type: string) => {
+      const res = await fetch(`${base}/api/thumbnail`, { method: 'POST', body: new Uint8Array(body), headers: { authorization: 'Bearer prod-smoke-key', 'content-type': type } })
+      assert.equal(res.status, 200)
+      return sharp(Buffer.from(await res.arrayBuffer())).metadata()
+    }
+    assert.equal((await thumbnail(await media('jpeg'), 'image/jpeg')).width, 320)
+    assert.equal((await thumbnail(await media('mp4-h264'), 'video/mp4')).width, 320)
+    server.kill('SIGTERM')
+    assert.deepEqual(await exited, [0, null])
+    assert.deepEqual(readdirSync(tmp), [])
+  } finally {
+    if (server.exitCode === null) server.kill('SIGKILL')
+  }
+})
