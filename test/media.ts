@@ -38,6 +38,12 @@ const RECIPES = {
   'webm-av1': ['av1.webm', [...pattern('640x360', 2), '-c:v', 'libsvtav1', '-preset', '12']],
   // One keyframe in 10 s of 1080p: seeking to 8 s decodes ~200 frames, a job that runs for a while.
   'slow-seek': ['slow-seek.mp4', [...pattern('1920x1080', 10), ...h264, '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0']],
+  'tiny-mp4': ['tiny.mp4', [...pattern('160x120', 0.5), ...h264]],
+  'tiny-webm': ['tiny.webm', [...pattern('160x120', 0.5), '-c:v', 'libvpx', '-deadline', 'realtime']],
+  'many-frames-gif': ['many-frames.gif', ['-f', 'lavfi', '-i', 'testsrc2=size=32x32:rate=100:duration=30']],
+  'huge-frame-mov': ['huge-frame.mov', ['-f', 'lavfi', '-i', 'color=c=blue:s=8192x8192:d=0.04', '-frames:v', '1', '-c:v', 'mjpeg', '-pix_fmt', 'yuvj420p']],
+  tiff: ['still.tiff', [...still]],
+  bmp: ['still.bmp', [...still]],
   mkv: ['h264.mkv', [...pattern('640x360', 2), ...h264]],
   avi: ['mpeg4.avi', [...pattern('640x360', 2), '-c:v', 'mpeg4']]
 } as const satisfies Record<string, readonly [string, readonly string[]]>

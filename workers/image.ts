@@ -9,6 +9,14 @@ export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFr
 
 /** Largest output side; asks that would exceed it are refused rather than silently clamped. */
 export const MAX_OUTPUT_SIDE = 8192
+/** Animated inputs: only the first frame is decoded, but absurd animations are refused outright. */
+export const MAX_ANIMATION_FRAMES = 1000
+const MAX_ANIMATION_PIXELS_FACTOR = 4
+
+// Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
+// sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
+sharp.block({ operation: ['VipsForeignLoad'] })
+sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp', 'VipsForeignLoadNsgif', 'VipsForeignLoadHeif'] })
 
 const decodeOptions = (ctx: JobContext) => ({
   limitInputPixels: ctx.settings.maxInputPixels,
@@ -58,11 +66,16 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   }
 }
 
-/** Display size of the input (EXIF orientations 5-8 swap the sides); reads the header only. */
+/** Display size of the input (EXIF orientations 5-8 swap the sides); reads the header only, and refuses absurd animations. */
 async function inputSize (input: ImageInput, ctx: JobContext): Promise<[number, number]> {
   if ('raw' in input) return [input.raw.width, input.raw.height]
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
+  const frames = meta.pages ?? 1
+  if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
+  if (frames > MAX_ANIMATION_FRAMES || frames * w * h > MAX_ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels) {
+    throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames of ${w}x${h} exceeds the limits`)
+  }
   return (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h]
 }
 

@@ -1,7 +1,9 @@
 // Runs ffmpeg/ffprobe as a child process that this worker owns: bounded output, killed on cancel or
 // deadline (SIGTERM, then SIGKILL), and counted, so nothing outlives the job that started it.
 import { spawn } from 'node:child_process'
+import { sandboxed } from './ffmpeg-args.ts'
 import { JobError } from './job-error.ts'
+import type { Sandbox } from './types.ts'
 
 const KILL_GRACE_MS = 1000
 const STDERR_KEEP_BYTES = 2048
@@ -16,13 +18,14 @@ export interface ToolLimits {
   maxStdoutBytes: number
   /** Shared Int32 counting live children across threads (JobSettings.children). */
   children: SharedArrayBuffer
+  sandbox: Sandbox
 }
 
-export function runTool (bin: string, args: readonly string[], { signal, maxStdoutBytes, children }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(...sandboxed(bin, args, sandbox), { stdio: ['ignore', 'pipe', 'pipe'] })
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0
@@ -56,6 +59,8 @@ export function runTool (bin: string, args: readonly string[], { signal, maxStdo
       clearTimeout(killTimer)
       signal.removeEventListener('abort', onAbort)
       if (failure !== undefined) reject(failure)
+      // 127: prlimit/setpriv could not find the tool to exec.
+      else if (code === 127) reject(new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`))
       else if (code !== 0) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
       else resolve({ stdout: Buffer.concat(chunks), stderr })
     })

@@ -72,6 +72,15 @@ export interface JobSettings {
   ffmpegThreads: number
   /** One Int32 shared by all threads: ffmpeg/ffprobe children alive right now. */
   children: SharedArrayBuffer
+  sandbox: Sandbox
+}
+
+/** OS limits around every ffmpeg/ffprobe run (util-linux tools; absent ones are skipped). */
+export interface Sandbox {
+  prlimit?: string
+  setpriv?: string
+  addressSpaceBytes: number
+  cpuSeconds: number
 }
 
 /** Test-only faults, honoured by the pool entry only (see src/plugins/lifecycle.ts for how they are reached). */

@@ -27,7 +27,7 @@ interface ProbeJson {
 }
 
 export async function probeVideo (path: string, media: VideoMedia, ctx: JobContext): Promise<VideoInfo> {
-  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children })
+  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox })
   let probe: ProbeJson
   try {
     probe = JSON.parse(stdout.toString('utf8')) as ProbeJson
@@ -61,7 +61,7 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     seekSeconds: at,
     bestOf: options.best ? BEST_OF_FRAMES : 0,
     threads: ctx.settings.ffmpegThreads
-  }), { signal: ctx.signal, maxStdoutBytes: info.width * info.height * 3 + 64, children: ctx.settings.children })
+  }), { signal: ctx.signal, maxStdoutBytes: info.width * info.height * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox })
   let { stdout } = await grab(seekSeconds)
   // Seeking past the last decodable frame (short or badly muxed files) yields nothing: take the start instead.
   if (stdout.length === 0 && seekSeconds > 0) ({ stdout } = await grab(0))

@@ -51,6 +51,9 @@ const DEADLINE_SLACK_MS = 1000
 /** At shutdown, how long cancelled jobs get to kill their children before the threads are terminated. */
 const CANCEL_WAIT_MS = 3000
 
+/** Room for 50 MP frames, a decoder's reference frames and ffmpeg's mapped libraries; far below a runaway. */
+const FFMPEG_ADDRESS_SPACE_BYTES = 4 * 2 ** 30
+
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
 const OUTCOME_OF: Partial<Record<FailureCode, JobOutcomeLabel>> = {
@@ -73,7 +76,13 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     maxVideoSeconds: config.maxVideoSeconds,
     // One decoder thread per job: the pool already keeps every core busy with one job each.
     ffmpegThreads: 1,
-    children
+    children,
+    sandbox: {
+      ...app.mediaTools.sandbox,
+      addressSpaceBytes: FFMPEG_ADDRESS_SPACE_BYTES,
+      // The deadline kills it first; this is the backstop should a kill ever be missed.
+      cpuSeconds: Math.ceil(config.jobTimeoutMs / 1000) + 5
+    }
   }
   const pool = config.executionMode === 'pool'
     ? new Piscina<Envelope, JobOutcome>({
@@ -174,4 +183,4 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     await Promise.race([Promise.all(inFlight.values()), new Promise(resolve => setTimeout(resolve, CANCEL_WAIT_MS).unref())])
     await pool?.destroy()
   })
-}, { name: 'jobs', dependencies: ['metrics', 'admission'] })
+}, { name: 'jobs', dependencies: ['metrics', 'admission', 'media-tools'] })

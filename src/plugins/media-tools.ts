@@ -9,6 +9,8 @@ import { errors } from '../errors.ts'
 const run = promisify(execFile)
 
 export interface MediaTools {
+  /** util-linux tools that sandbox every ffmpeg/ffprobe run, where present (see workers/ffmpeg-args.ts). */
+  sandbox: { prlimit?: string, setpriv?: string }
   ffmpeg: string | undefined
   ffprobe: string | undefined
   /** Both tools answered: video jobs can run. */
@@ -33,11 +35,28 @@ async function version (bin: string): Promise<string | undefined> {
   }
 }
 
+/** The tool if it runs and its help mentions `needle`. */
+async function supports (bin: string, args: string[], needle: string): Promise<string | undefined> {
+  try {
+    const { stdout } = await run(bin, args, { timeout: 5000 })
+    return stdout.includes(needle) ? bin : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export default fp<{ config: Config }>(async (app, { config }) => {
-  const [ffmpeg, ffprobe] = await Promise.all([version(config.ffmpegPath), version(config.ffprobePath)])
+  const [ffmpeg, ffprobe, prlimit, setpriv] = await Promise.all([
+    version(config.ffmpegPath),
+    version(config.ffprobePath),
+    supports('prlimit', ['--help'], '--as'),
+    supports('setpriv', ['--help'], '--pdeathsig')
+  ])
+  if (prlimit === undefined || setpriv === undefined) app.log.warn('prlimit/setpriv (util-linux) not found: ffmpeg runs without OS resource limits')
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   app.decorate('mediaTools', {
+    sandbox: { prlimit, setpriv },
     ffmpeg,
     ffprobe,
     video: missing.length === 0,

@@ -1,0 +1,77 @@
+// Every corpus case, through the raw body and through a URL: the expected code within a few seconds,
+// /health answering between cases, and nothing left behind. No reply, log line or image may carry the sentinel.
+import assert from 'node:assert/strict'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { after, before, test } from 'node:test'
+import sharp from 'sharp'
+import { AUTH, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
+import { decoderChildren } from '../faults/helpers.ts'
+import { hostileCorpus, makeSentinel, type HostileCase, type Sentinel } from './corpus.ts'
+
+const CASE_BUDGET_MS = 5000
+let sentinel: Sentinel
+let corpus: HostileCase[]
+let origin: Server
+let originBase: string
+
+before(async () => {
+  sentinel = await makeSentinel()
+  corpus = await hostileCorpus(sentinel)
+  origin = createServer((req, res) => {
+    const c = corpus[Number(req.url?.split('/').pop())]
+    if (c === undefined) return res.writeHead(404).end()
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(c.bytes)
+  })
+  await new Promise<void>(resolve => origin.listen(0, '127.0.0.1', resolve))
+  originBase = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`
+})
+
+after(() => {
+  origin.close()
+  assert.deepEqual(leftoverTestTmp(), [], 'no temp file left in TMP_DIR')
+})
+
+test('the corpus has at least 30 attacks and covers the named classes', () => {
+  assert.ok(corpus.filter(c => c.expect !== 'ok').length >= 30, `${corpus.length} cases`)
+})
+
+test('every corpus case answers as expected through the raw body and the URL path', async (t) => {
+  const logs = new PassThrough()
+  let logged = ''
+  logs.on('data', (chunk: Buffer) => { logged += chunk.toString() })
+  const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${originBase}/`, LOG_LEVEL: 'debug' }, { logStream: logs })
+  const warm = corpus.find(c => c.expect === 'ok')!
+  await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': warm.contentType }, payload: warm.bytes })
+  const rssBefore = process.memoryUsage().rss
+
+  for (const [i, c] of corpus.entries()) {
+    for (const via of ['body', 'url'] as const) {
+      const started = Date.now()
+      const res = via === 'body'
+        ? await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': c.contentType }, payload: c.bytes })
+        : await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url: `${originBase}/case/${i}` } })
+      const label = `${c.name} (${via}): ${res.statusCode} ${res.statusCode === 200 ? '' : res.body}`
+      assert.ok(Date.now() - started < CASE_BUDGET_MS, `${label} answered within ${CASE_BUDGET_MS} ms`)
+      assert.ok(!res.rawPayload.includes(sentinel.marker), `${label}: no sentinel in the reply`)
+      if (c.expect === 'ok') {
+        assert.equal(res.statusCode, 200, label)
+        assert.ok(!res.rawPayload.includes('PK\x03\x04'), `${label}: nothing of an appended archive survives`)
+        const { channels } = await sharp(res.rawPayload).stats()
+        const [r, g, b] = channels.map(ch => ch.mean)
+        assert.ok(!(r! > 200 && g! < 60 && b! > 200), `${label}: not derived from the magenta sentinel`)
+      } else {
+        assert.equal(res.statusCode, c.expect.status, label)
+        assert.equal(res.json().code, c.expect.code, label)
+      }
+      assert.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
+    }
+  }
+  assert.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  assert.deepEqual(leftoverTempFiles(app), [])
+  assert.deepEqual(decoderChildren(), [])
+  assert.ok(!logged.includes(sentinel.marker), 'the sentinel never reaches a log line')
+  const grownMB = (process.memoryUsage().rss - rssBefore) / 2 ** 20
+  assert.ok(grownMB < 250, `RSS back near its start (grew ${grownMB.toFixed(0)} MB)`)
+})
