@@ -1,0 +1,134 @@
+// npm run bench: thumbd against the raw tools, same machine, same run. Prints thumbd/raw with min-median-max
+// over repeats, single-request video latency against the CLI, idle RSS and peak RSS under the image load.
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { availableParallelism, cpus } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs, promisify } from 'node:util'
+import { MEDIA_DIR, sampleMedia } from './media.ts'
+import { percentile, startHealthProbe } from './probe.ts'
+import { ffmpegFrameCommand, rawHash, rawSharp, rawVideo } from './raw.ts'
+import { runShape } from './run.ts'
+import { processTree, startSampler } from './sampler.ts'
+import { startServer } from './server-process.ts'
+
+const run = promisify(execFile)
+const say = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`)
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, repeats: { type: 'string' }, duration: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean', default: false } } })
+const quick = flags.quick
+const repeats = Number(flags.repeats ?? (quick ? 1 : 3))
+const seconds = Number(flags.duration ?? (quick ? 2 : 10))
+const cores = availableParallelism()
+const outDir = flags.out ?? new URL('results/', import.meta.url).pathname
+
+const media = await sampleMedia(quick)
+const hashFile = join(MEDIA_DIR, quick ? 'random-5mb.bin' : 'random-100mb.bin')
+if (!(await stat(hashFile).catch(() => undefined))) await writeFile(hashFile, randomBytes((quick ? 5 : 100) * 2 ** 20))
+
+const server = await startServer({ EXECUTION_MODE: 'pool' })
+const median = (xs: number[]) => percentile(xs, 50)
+const summary = (xs: number[]) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })
+
+try {
+  await new Promise(resolve => setTimeout(resolve, 2000))
+  const idleRssMB = processTree(server.pid).reduce((sum, p) => sum + p.rssBytes, 0) / 2 ** 20
+  const load = async (name: string, path: string, contentType: string, file: string, connections: number) => {
+    const result = await runShape({
+      shape: 'pool',
+      scenario: name,
+      base: server.base,
+      apiKey: server.apiKey,
+      pid: server.pid,
+      request: { path, contentType, body: await readFile(file), describe: name },
+      connections,
+      durationSeconds: seconds,
+      warmupRequests: cores * 2,
+      onProgress: line => process.stderr.write(`\r\x1b[K${line}`),
+      track: () => {}
+    })
+    return result
+  }
+
+  const workloads = [
+    { name: `video ${quick ? 'tiny' : '1080p'} H.264 -> 320 px JPEG`, raw: () => rawVideo(media.video, cores, seconds), thumbd: () => load('video', '/api/thumbnail?at=1', 'video/mp4', media.video, cores * 2) },
+    { name: `image ${quick ? 'tiny' : '15 MP'} progressive JPEG -> 320 px JPEG`, raw: () => rawSharp(media.photo, cores, seconds), thumbd: () => load('image', '/api/thumbnail', 'image/jpeg', media.photo, cores * 2) },
+    { name: `image ${quick ? 'tiny' : '3 MP'} progressive JPEG -> 320 px JPEG`, raw: () => rawSharp(media.photoSmall, cores, seconds), thumbd: () => load('image-small', '/api/thumbnail', 'image/jpeg', media.photoSmall, cores * 2) },
+    { name: `hash ${quick ? '5' : '100'} MB upload -> sha256`, raw: () => rawHash(hashFile, cores, seconds), thumbd: () => load('hash', '/api/hash?algorithms=sha256', 'application/octet-stream', hashFile, cores) }
+  ]
+  const rows = []
+  for (const w of workloads) {
+    const ratios: number[] = []
+    const raws: number[] = []
+    const ours: number[] = []
+    for (let r = 0; r < repeats; r++) {
+      say(`${w.name}: raw ceiling, repeat ${r + 1}/${repeats}`)
+      const raw = await w.raw()
+      say(`${w.name}: thumbd over HTTP, repeat ${r + 1}/${repeats}`)
+      const thumbd = (await w.thumbd()).okPerSecond
+      raws.push(raw)
+      ours.push(thumbd)
+      ratios.push(thumbd / raw)
+    }
+    rows.push({ workload: w.name, rawPerSecond: summary(raws), thumbdPerSecond: summary(ours), ratio: summary(ratios) })
+  }
+
+  say('single video thumbnail: thumbd vs the CLI, sequential')
+  const video = await readFile(media.video)
+  const cli: number[] = []
+  const ours: number[] = []
+  for (let i = 0; i < (quick ? 2 : 7); i++) {
+    let t = performance.now()
+    await run('ffmpeg', ffmpegFrameCommand(media.video, 1), { encoding: 'buffer', maxBuffer: 1 << 24 })
+    cli.push(performance.now() - t)
+    t = performance.now()
+    const res = await fetch(`${server.base}/api/thumbnail?at=1`, { method: 'POST', body: new Uint8Array(video), headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'video/mp4' } })
+    await res.arrayBuffer()
+    ours.push(performance.now() - t)
+  }
+
+  say('peak RSS under the image workload at 8 connections')
+  const sampler = startSampler(server.pid)
+  await load('image', '/api/thumbnail', 'image/jpeg', media.photo, 8)
+  const peakRssMB = sampler.stop().peakRssBytes / 2 ** 20
+
+  say('/health while 200 connections ask for thumbnails')
+  const probe = startHealthProbe(server.base, 50)
+  const saturated = await load('image-small', '/api/thumbnail', 'image/jpeg', media.photoSmall, 200)
+  const health = await probe.stop()
+
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cores, cpu: cpus()[0]?.model.trim(), node: process.versions.node },
+    settings: { repeats, seconds, quick },
+    throughput: rows,
+    singleVideo: { cliMs: median(cli), thumbdMs: median(ours), ratio: median(ours) / median(cli) },
+    idleRssMB,
+    peakRssUnderImageLoadMB: peakRssMB,
+    healthUnder200Connections: { p50Ms: health.p50Ms, p99Ms: health.p99Ms, maxMs: health.maxMs, samples: health.samples, replies: saturated.replies }
+  }
+  await mkdir(outDir, { recursive: true })
+  const file = join(outDir, `bench-${report.date.replace(/[:.]/g, '-')}.json`)
+  await writeFile(file, JSON.stringify(report, null, 2) + '\n')
+  if (flags.json) {
+    process.stdout.write(JSON.stringify(report) + '\n')
+  } else {
+    const f = (n: number, d = 2) => n.toFixed(d)
+    const lines = [
+      `thumbd bench: ${cores} cores (${report.machine.cpu}), Node ${report.machine.node}, ${repeats} repeat(s) of ${seconds} s`,
+      '',
+      '| workload | raw /s (median) | thumbd /s (median) | thumbd / raw: min – median – max |',
+      '|---|---:|---:|---|',
+      ...rows.map(r => `| ${r.workload} | ${f(r.rawPerSecond.median, 1)} | ${f(r.thumbdPerSecond.median, 1)} | ${f(r.ratio.min)} – **${f(r.ratio.median)}** – ${f(r.ratio.max)} |`),
+      '',
+      `single video thumbnail: thumbd ${f(report.singleVideo.thumbdMs, 0)} ms vs ffmpeg CLI ${f(report.singleVideo.cliMs, 0)} ms (x${f(report.singleVideo.ratio)}, medians)`,
+      `idle RSS ${f(idleRssMB, 0)} MB; peak RSS under the image workload at 8 connections ${f(peakRssMB, 0)} MB`,
+      `/health under 200 connections: p50 ${f(health.p50Ms, 1)} ms, p99 ${f(health.p99Ms, 1)} ms, max ${f(health.maxMs, 1)} ms (${health.samples} probes; replies ${JSON.stringify(saturated.replies)})`,
+      '',
+      `written: ${file}`
+    ]
+    process.stdout.write(lines.join('\n') + '\n')
+  }
+} finally {
+  await server.stop()
+}
