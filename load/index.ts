@@ -1,8 +1,8 @@
 // npm run load: starts thumbd (or uses --target), sends load with autocannon, prints a table, writes JSON.
 // `--compare` runs every server shape on a fresh server with the same scenario and settings.
 import { cpus, totalmem } from 'node:os'
-import type { Instance } from 'autocannon'
 import { USAGE, UsageError, parseLoadArgs, type LoadArgs } from './args.ts'
+import type { Cannon } from './cannon.ts'
 import { MEDIA_DIR, sampleMedia } from './media.ts'
 import { save, table, type Report } from './report.ts'
 import { runShape, type ShapeResult } from './run.ts'
@@ -15,9 +15,9 @@ const progress = (line: string) => process.stderr.write(`\r\x1b[K${line}`)
 const say = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`)
 
 // Everything a run started, so Ctrl-C (or a failure) stops it all.
-const running: { instance?: Instance, server?: ServerHandle, closers: Array<() => Promise<void>> } = { closers: [] }
+const running: { cannon?: Cannon, server?: ServerHandle, closers: Array<() => Promise<void>> } = { closers: [] }
 async function cleanUp () {
-  running.instance?.stop()
+  running.cannon?.stop()
   await running.server?.stop()
   for (const close of running.closers) await close()
 }
@@ -60,7 +60,7 @@ async function main (args: LoadArgs): Promise<Report> {
         durationSeconds: args.durationSeconds,
         warmupRequests: Math.max(2, args.cores * 2),
         onProgress: progress,
-        track: instance => { running.instance = instance }
+        track: cannon => { running.cannon = cannon }
       }))
     } finally {
       await server?.stop()

@@ -1,6 +1,6 @@
 // One measured run: optional warm-up, autocannon at the given connections for the given time, a /health
 // probe beside it, and the server's process tree sampled for RSS and CPU.
-import autocannon, { type Instance } from 'autocannon'
+import { fire, type Cannon } from './cannon.ts'
 import { startHealthProbe } from './probe.ts'
 import { startSampler } from './sampler.ts'
 import type { Request } from './scenarios.ts'
@@ -38,7 +38,7 @@ export interface RunSettings {
   warmupRequests: number
   onProgress: (line: string) => void
   /** Lets Ctrl-C stop the run in progress. */
-  track: (instance: Instance | undefined) => void
+  track: (cannon: Cannon | undefined) => void
 }
 
 export async function runShape (s: RunSettings): Promise<ShapeResult> {
@@ -49,19 +49,11 @@ export async function runShape (s: RunSettings): Promise<ShapeResult> {
 
   const sampler = s.pid === undefined ? undefined : startSampler(s.pid)
   const probe = startHealthProbe(s.base)
-  const instance = autocannon({
-    url: `${s.base}${s.request.path}`,
-    method: 'POST',
-    headers,
-    body: s.request.body,
-    connections: s.connections,
-    duration: s.durationSeconds,
-    timeout: 120
-  })
-  s.track(instance)
+  const cannon = fire({ url: `${s.base}${s.request.path}`, headers, body: s.request.body, connections: s.connections, durationSeconds: s.durationSeconds })
+  s.track(cannon)
   let seconds = 0
-  instance.on('tick', ({ counter }) => { s.onProgress(`${s.shape}: ${Math.min(++seconds, s.durationSeconds)}/${s.durationSeconds} s, ${counter} replies in the last second`) })
-  const result = await instance
+  const ticker = setInterval(() => s.onProgress(`${s.shape}: ${Math.min(++seconds, s.durationSeconds)}/${s.durationSeconds} s`), 1000)
+  const result = await cannon.result.finally(() => clearInterval(ticker))
   s.track(undefined)
   const health = await probe.stop()
   const usage = sampler?.stop()

@@ -43,14 +43,22 @@ export interface FrameRequest {
   /** Let ffmpeg's thumbnail filter choose among this many frames after the seek point (0: take the first). */
   bestOf: number
   threads: number
+  /** The decoder refuses larger frames; the demuxer refuses more streams. */
+  maxPixels: number
+  maxStreams: number
+  /** Print the input report (duration, streams, frame size) on stderr: it stands in for a separate ffprobe run. */
+  report: boolean
 }
 
 /** One decoded frame as a binary PPM (RGB, header with its size) on stdout. */
-export function frameArgs ({ path, demuxer, seekSeconds, bestOf, threads }: FrameRequest): string[] {
+export function frameArgs ({ path, demuxer, seekSeconds, bestOf, threads, maxPixels, maxStreams, report }: FrameRequest): string[] {
   return [
-    ...quiet,
+    '-hide_banner', '-nostats',
+    '-loglevel', report ? 'info' : 'error',
     '-nostdin',
     '-threads', String(threads),
+    '-max_pixels', String(maxPixels),
+    '-max_streams', String(maxStreams),
     // -ss before -i: seek in the demuxer (fast), then decode only up to the exact time.
     '-ss', seekSeconds.toFixed(3),
     ...guardedInput(path, demuxer),

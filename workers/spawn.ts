@@ -7,9 +7,15 @@ import type { Sandbox } from './types.ts'
 
 const KILL_GRACE_MS = 1000
 const STDERR_KEEP_BYTES = 2048
+/** ffmpeg reports the input (duration, streams) at the start of stderr: that part is kept whole. */
+const STDERR_HEAD_BYTES = 16 * 1024
 
 export interface ToolRun {
+  code: number
   stdout: Buffer
+  /** The first 16 KB of stderr. */
+  stderrHead: string
+  /** The last 2 KB of stderr. */
   stderr: string
 }
 
@@ -19,9 +25,11 @@ export interface ToolLimits {
   /** Shared Int32 counting live children across threads (JobSettings.children). */
   children: SharedArrayBuffer
   sandbox: Sandbox
+  /** Resolve with the exit code instead of rejecting when the tool exits non-zero. */
+  anyExitCode?: boolean
 }
 
-export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
@@ -30,6 +38,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
     const chunks: Buffer[] = []
     let stdoutBytes = 0
     let stderr = ''
+    let stderrHead = ''
     let failure: unknown
     let killTimer: NodeJS.Timeout | undefined
 
@@ -47,7 +56,9 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       else chunks.push(chunk)
     })
     child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_BYTES)
+      const text = chunk.toString('utf8')
+      if (stderrHead.length < STDERR_HEAD_BYTES) stderrHead = (stderrHead + text).slice(0, STDERR_HEAD_BYTES)
+      stderr = (stderr + text).slice(-STDERR_KEEP_BYTES)
     })
     child.on('error', (err: NodeJS.ErrnoException) => {
       failure ??= err.code === 'ENOENT'
@@ -61,8 +72,8 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       if (failure !== undefined) reject(failure)
       // 127: prlimit/setpriv could not find the tool to exec.
       else if (code === 127) reject(new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`))
-      else if (code !== 0) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
-      else resolve({ stdout: Buffer.concat(chunks), stderr })
+      else if (code !== 0 && !anyExitCode) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
+      else resolve({ code: code ?? -1, stdout: Buffer.concat(chunks), stderrHead, stderr })
     })
   })
 }

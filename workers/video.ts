@@ -1,14 +1,16 @@
-// Video in: ffprobe checks the limits and finds the duration, ffmpeg decodes one frame.
+// Video in: one ffmpeg run decodes the frame and reports the input (duration, streams, frame size) on
+// stderr, with the decoder and demuxer enforcing the pixel and stream limits themselves. ffprobe runs only
+// when the position is a percentage, which needs the duration before seeking.
 import { frameArgs, probeArgs } from './ffmpeg-args.ts'
 import { JobError } from './job-error.ts'
 import { parsePpm, type RawFrame } from './ppm.ts'
-import { runTool } from './spawn.ts'
+import { runTool, type ToolRun } from './spawn.ts'
 import type { Media } from './sniff.ts'
 import type { FramePosition, JobContext, VideoOptions } from './types.ts'
 
 type VideoMedia = Extract<Media, { kind: 'video' }>
 
-const MAX_STREAMS = 32
+export const MAX_STREAMS = 32
 const PROBE_OUTPUT_BYTES = 64 * 1024
 /** Frames the thumbnail filter compares for frame=best (about two seconds at 25 fps). */
 const BEST_OF_FRAMES = 50
@@ -19,6 +21,66 @@ export interface VideoInfo {
   duration: number | undefined
   width: number
   height: number
+  streams: number
+}
+
+export async function grabFrame (path: string, media: VideoMedia, options: VideoOptions, ctx: JobContext): Promise<RawFrame> {
+  const at = options.at ?? DEFAULT_AT
+  const grab = (seekSeconds: number, report: boolean) => runTool(ctx.settings.ffmpegPath, frameArgs({
+    path,
+    demuxer: media.demuxer,
+    seekSeconds,
+    bestOf: options.best ? BEST_OF_FRAMES : 0,
+    threads: ctx.settings.ffmpegThreads,
+    maxPixels: ctx.settings.maxInputPixels,
+    maxStreams: MAX_STREAMS,
+    report
+  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, anyExitCode: true })
+
+  let info: VideoInfo | undefined
+  let first: ToolRun
+  if ('seconds' in at) {
+    first = await grab(at.seconds, true)
+    info = parseInputReport(first.stderrHead)
+    checkLimits(info, ctx)
+  } else {
+    info = await probeVideo(path, media, ctx)
+    first = await grab(seekPoint(at, info.duration), false)
+  }
+  if (first.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${first.code}: ${first.stderr.trim()}`)
+  if (first.stdout.length > 0) return parsePpm(first.stdout)
+  // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
+  const retry = await grab(info.duration === undefined ? 0 : seekPoint(at, info.duration), false)
+  if (retry.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', retry.stderr.trim())
+  return parsePpm(retry.stdout)
+}
+
+/**
+ * Reads ffmpeg's input report. Its lines have a fixed indent ("  Duration:", "  Stream #0:"); metadata is
+ * indented deeper, so a crafted title cannot pass for one. Only used to choose the error code: the limits
+ * themselves are enforced inside ffmpeg (-max_pixels, -max_streams).
+ */
+export function parseInputReport (stderr: string): VideoInfo {
+  const input = stderr.split(/\nStream mapping:|\nOutput #0/)[0] ?? ''
+  const d = /^ {2}Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(input)
+  // When -max_pixels refuses the stream, its line says "unspecified size"; libavutil's refusal names the size.
+  const video = /^ {2}Stream #0:\d+\S*: Video: .*?, (\d+)x(\d+)/m.exec(input) ?? /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(input)
+  return {
+    duration: d === null ? undefined : Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]),
+    width: Number(video?.[1] ?? 0),
+    height: Number(video?.[2] ?? 0),
+    streams: input.match(/^ {2}Stream #0:/gm)?.length ?? 0
+  }
+}
+
+function checkLimits ({ duration, width, height, streams }: VideoInfo, ctx: JobContext): void {
+  if (streams > MAX_STREAMS) throw new JobError('MEDIA_UNREADABLE', `more than ${MAX_STREAMS} streams`)
+  if (width * height > ctx.settings.maxInputPixels) {
+    throw new JobError('PAYLOAD_TOO_LARGE', `video frames of ${width}x${height} exceed the pixel limit`)
+  }
+  if (duration !== undefined && duration > ctx.settings.maxVideoSeconds) {
+    throw new JobError('PAYLOAD_TOO_LARGE', `video of ${Math.round(duration)} s exceeds the duration limit`)
+  }
 }
 
 interface ProbeJson {
@@ -35,37 +97,16 @@ export async function probeVideo (path: string, media: VideoMedia, ctx: JobConte
     throw new JobError('MEDIA_UNREADABLE', 'the container could not be read')
   }
   const streams = probe.streams ?? []
-  if ((probe.format?.nb_streams ?? streams.length) > MAX_STREAMS) {
-    throw new JobError('MEDIA_UNREADABLE', `more than ${MAX_STREAMS} streams`)
-  }
   const video = streams.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0 && (s.height ?? 0) > 0)
+  const info = {
+    duration: positive(probe.format?.duration) ?? positive(video?.duration),
+    width: video?.width ?? 0,
+    height: video?.height ?? 0,
+    streams: probe.format?.nb_streams ?? streams.length
+  }
+  checkLimits(info, ctx)
   if (video === undefined) throw new JobError('MEDIA_UNREADABLE', 'no decodable video stream')
-  const width = video.width ?? 0
-  const height = video.height ?? 0
-  if (width * height > ctx.settings.maxInputPixels) {
-    throw new JobError('PAYLOAD_TOO_LARGE', `video frames of ${width}x${height} exceed the pixel limit`)
-  }
-  const duration = positive(probe.format?.duration) ?? positive(video.duration)
-  if (duration !== undefined && duration > ctx.settings.maxVideoSeconds) {
-    throw new JobError('PAYLOAD_TOO_LARGE', `video of ${Math.round(duration)} s exceeds the duration limit`)
-  }
-  return { duration, width, height }
-}
-
-export async function grabFrame (path: string, media: VideoMedia, options: VideoOptions, ctx: JobContext): Promise<RawFrame> {
-  const info = await probeVideo(path, media, ctx)
-  const seekSeconds = seekPoint(options.at ?? DEFAULT_AT, info.duration)
-  const grab = (at: number) => runTool(ctx.settings.ffmpegPath, frameArgs({
-    path,
-    demuxer: media.demuxer,
-    seekSeconds: at,
-    bestOf: options.best ? BEST_OF_FRAMES : 0,
-    threads: ctx.settings.ffmpegThreads
-  }), { signal: ctx.signal, maxStdoutBytes: info.width * info.height * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox })
-  let { stdout } = await grab(seekSeconds)
-  // Seeking past the last decodable frame (short or badly muxed files) yields nothing: take the start instead.
-  if (stdout.length === 0 && seekSeconds > 0) ({ stdout } = await grab(0))
-  return parsePpm(stdout)
+  return info
 }
 
 /** Seconds to seek to, kept inside the video so a frame exists there. */

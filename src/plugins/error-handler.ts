@@ -14,6 +14,9 @@ export default fp(async (app) => {
     if (error.statusCode >= 500 && error.code === 'THUMBD_INTERNAL') request.log.error({ err }, 'request failed')
     else request.log.info({ code: error.code, reason: err.message }, 'request refused')
     if (error.statusCode === 503) reply.header('retry-after', String(err.retryAfter ?? RETRY_AFTER_SECONDS))
+    // A refusal sent before the body was read (admission, draining, declared size): close the connection
+    // rather than receive megabytes only to throw them away, so shedding load stays cheap.
+    if (!request.raw.complete) reply.header('connection', 'close')
     return reply.code(error.statusCode).send({
       statusCode: error.statusCode,
       code: error.code,

@@ -113,7 +113,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 /** A parsed JSON body: a plain object (a raw body is a stream, and IncomingMessage has a `url` of its own). */
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {
-  if (media === undefined) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
+  if (media === undefined || ref.location === 'discarded') throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
   return { ref, media, size }
 }
 

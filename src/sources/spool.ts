@@ -24,7 +24,8 @@ export interface SpoolLimits {
 }
 
 export interface SpooledSource {
-  ref: JobSource['ref']
+  /** 'discarded': bytes that are no media were only counted and hashed (anyBytes), never kept. */
+  ref: JobSource['ref'] | { location: 'discarded' }
   /** What the bytes are; undefined only with anyBytes, for bytes that are no media thumbd reads. */
   media: Media | undefined
   size: number
@@ -50,7 +51,11 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
       if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`more than ${limits.maxBytes} bytes`)
       for (const [, hash] of hashes) hash.update(chunk)
       await sink.add(chunk)
-      if (!sniffed && sink.size >= SNIFF_BYTES) [sniffed, media] = [true, await sniffOrRefuse(sink, limits)]
+      if (!sniffed && sink.size >= SNIFF_BYTES) {
+        [sniffed, media] = [true, await sniffOrRefuse(sink, limits)]
+        // Bytes that are no media are wanted for their digests only: keeping them would be wasted I/O.
+        if (media === undefined) await sink.discard()
+      }
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
     const ref = await sink.finish()
@@ -81,6 +86,7 @@ class Sink {
   private file: { path: string, handle: FileHandle } | undefined
   private readonly limits: SpoolLimits
   private disposed = false
+  private discarding = false
 
   constructor (limits: SpoolLimits) {
     this.limits = limits
@@ -93,6 +99,7 @@ class Sink {
   async add (chunk: Buffer): Promise<void> {
     if (this.first.length < SNIFF_BYTES) this.first = Buffer.concat([this.first, chunk.subarray(0, SNIFF_BYTES - this.first.length)])
     this.size += chunk.length
+    if (this.discarding) return
     this.chunks.push(chunk)
     this.unwritten += chunk.length
     if (this.file === undefined && this.size > this.limits.memoryBytes) await this.toFile()
@@ -114,7 +121,18 @@ class Sink {
     this.unwritten = 0
   }
 
-  async finish (): Promise<JobSource['ref']> {
+  /** From now on only count: drop what is held, and the temp file if one was begun. */
+  async discard (): Promise<void> {
+    this.discarding = true
+    this.chunks = []
+    if (this.file === undefined) return
+    await this.file.handle.close().catch(() => {})
+    await this.limits.tempDir.remove(this.file.path)
+    this.file = undefined
+  }
+
+  async finish (): Promise<SpooledSource['ref']> {
+    if (this.discarding) return { location: 'discarded' }
     if (this.file !== undefined) {
       await this.flush()
       await this.file.handle.close()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { parsePpm } from '../../workers/ppm.ts'
-import { seekPoint } from '../../workers/video.ts'
+import { parseInputReport, seekPoint } from '../../workers/video.ts'
 import { negotiate } from '../../src/routes/options.ts'
 
 /** The guard every input carries: local files only, demuxer forced, then the input. */
@@ -18,15 +18,37 @@ function assertGuardedInput (args: string[], demuxer: string, path: string) {
 
 test('probe and frame command lines read only the local file through the forced demuxer', () => {
   assertGuardedInput(probeArgs('/tmp/x', 'mov'), 'mov', '/tmp/x')
-  const frame = frameArgs({ path: '/tmp/y', demuxer: 'matroska', seekSeconds: 12.5, bestOf: 0, threads: 1 })
+  const frame = frameArgs({ path: '/tmp/y', demuxer: 'matroska', seekSeconds: 12.5, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: true })
   assertGuardedInput(frame, 'matroska', '/tmp/y')
   assert.ok(frame.indexOf('-ss') < frame.indexOf('-i'), 'seek before the input (fast seek)')
   assert.equal(frame[frame.indexOf('-ss') + 1], '12.500')
   assert.ok(frame.includes('-nostdin'))
   assert.deepEqual(frame.slice(-5), ['-f', 'image2pipe', '-c:v', 'ppm', 'pipe:1'])
   assert.ok(!frame.includes('-vf'))
-  const best = frameArgs({ path: '/tmp/y', demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2 })
+  assert.equal(frame[frame.indexOf('-max_pixels') + 1], '1000')
+  assert.equal(frame[frame.indexOf('-max_streams') + 1], '32')
+  assert.ok(frame.indexOf('-max_pixels') < frame.indexOf('-i'), 'limits are input options')
+  assert.equal(frame[frame.indexOf('-loglevel') + 1], 'info')
+  const best = frameArgs({ path: '/tmp/y', demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false })
+  assert.equal(best[best.indexOf('-loglevel') + 1], 'error')
   assert.equal(best[best.indexOf('-vf') + 1], 'thumbnail=n=50')
+})
+
+test("ffmpeg's input report gives duration, frame size and stream count; metadata cannot pass for it", () => {
+  const report = [
+    "Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'file:/tmp/x':",
+    '  Metadata:',
+    '    title           : x',
+    '                    :   Duration: 00:00:01.00, start: 0',
+    '    comment         : Stream #0:9: Video: h264, 10x10',
+    '  Duration: 01:02:03.50, start: 0.000000, bitrate: 333 kb/s',
+    '  Stream #0:0[0x1](und): Video: h264 (High) (avc1 / 0x31637661), yuv420p(progressive), 1920x1080 [SAR 1:1 DAR 16:9], 25 fps',
+    '  Stream #0:1[0x2](und): Audio: aac (LC), 48000 Hz, stereo, fltp, 128 kb/s',
+    'Stream mapping:',
+    '  Stream #0:0 -> #0:0 (h264 (native) -> ppm (native))'
+  ].join('\n')
+  assert.deepEqual(parseInputReport(report), { duration: 3723.5, width: 1920, height: 1080, streams: 2 })
+  assert.deepEqual(parseInputReport(''), { duration: undefined, width: 0, height: 0, streams: 0 })
 })
 
 test('seek points stay inside the video', () => {
