@@ -2,19 +2,18 @@
 // same for both. sharp (libvips) does the work; the limits are set on every input.
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from './job-error.ts'
+import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from './limits.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext } from './types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
 
-/** Largest output side; asks that would exceed it are refused rather than silently clamped. */
-export const MAX_OUTPUT_SIDE = 8192
-/** Animated inputs: only the first frame is decoded, but absurd animations are refused outright. */
-export const MAX_ANIMATION_FRAMES = 1000
 const MAX_ANIMATION_PIXELS_FACTOR = 4
 
 // Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
 // sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
+// libvips' operation cache only pays off when the same input comes back; thumbd's never does, so it is memory for nothing.
+sharp.cache(false)
 sharp.block({ operation: ['VipsForeignLoad'] })
 sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp', 'VipsForeignLoadNsgif', 'VipsForeignLoadHeif'] })
 

@@ -3,7 +3,7 @@
 import { Type, type Static, type TObject } from 'typebox'
 import { errors } from '../errors.ts'
 import { DIGEST_ALGORITHMS, type DigestAlgorithm } from '../sources/spool.ts'
-import { MAX_OUTPUT_SIDE } from '../../workers/image.ts'
+import { MAX_OUTPUT_SIDE } from '../../workers/limits.ts'
 import type { Media } from '../../workers/sniff.ts'
 import type { FramePosition, ImageOptions, OutputFormat, Position, VideoOptions } from '../../workers/types.ts'
 
