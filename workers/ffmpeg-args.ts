@@ -48,10 +48,24 @@ export interface FrameRequest {
   maxStreams: number
   /** Print the input report (duration, streams, frame size) on stderr: it stands in for a separate ffprobe run. */
   report: boolean
+  /** Shrink the frame in ffmpeg to cover this box before it is piped out (sharp does the final resize). */
+  coverBox?: { width?: number, height?: number }
+}
+
+/**
+ * An ffmpeg scale expression that shrinks (never enlarges) the frame just enough to still cover `box`,
+ * keeping the aspect ratio: a 1080p frame for a 320 px thumbnail leaves ffmpeg at 640 px, not as 6 MB of RGB.
+ */
+export function coverScale ({ width, height }: { width?: number, height?: number }): string | undefined {
+  const ratios = [width === undefined ? undefined : `${width}/iw`, height === undefined ? undefined : `${height}/ih`].filter(r => r !== undefined)
+  if (ratios.length === 0) return undefined
+  const cover = ratios.length === 1 ? ratios[0] : `max(${ratios.join(',')})`
+  return `scale=w='trunc(iw*min(1,${cover}))':h=-1:flags=area`
 }
 
 /** One decoded frame as a binary PPM (RGB, header with its size) on stdout. */
-export function frameArgs ({ path, demuxer, seekSeconds, bestOf, threads, maxPixels, maxStreams, report }: FrameRequest): string[] {
+export function frameArgs ({ path, demuxer, seekSeconds, bestOf, threads, maxPixels, maxStreams, report, coverBox }: FrameRequest): string[] {
+  const filters = [bestOf > 0 ? `thumbnail=n=${bestOf}` : undefined, coverBox === undefined ? undefined : coverScale(coverBox)].filter(f => f !== undefined)
   return [
     '-hide_banner', '-nostats',
     '-loglevel', report ? 'info' : 'error',
@@ -63,7 +77,7 @@ export function frameArgs ({ path, demuxer, seekSeconds, bestOf, threads, maxPix
     '-ss', seekSeconds.toFixed(3),
     ...guardedInput(path, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
-    ...(bestOf > 0 ? ['-vf', `thumbnail=n=${bestOf}`] : []),
+    ...(filters.length > 0 ? ['-vf', filters.join(',')] : []),
     '-frames:v', '1',
     '-f', 'image2pipe', '-c:v', 'ppm', 'pipe:1'
   ]

@@ -24,8 +24,15 @@ export interface VideoInfo {
   streams: number
 }
 
-export async function grabFrame (path: string, media: VideoMedia, options: VideoOptions, ctx: JobContext): Promise<RawFrame> {
+/** ffmpeg shrinks the frame to about twice the output size: sharp's final resize still has detail to work with. */
+const PRESCALE_FACTOR = 2
+
+/** `output`: the size the frame will be resized to, if known; ffmpeg may then shrink it on the way out. */
+export async function grabFrame (path: string, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }): Promise<RawFrame> {
   const at = options.at ?? DEFAULT_AT
+  const coverBox = output === undefined
+    ? undefined
+    : { width: output.width === undefined ? undefined : output.width * PRESCALE_FACTOR, height: output.height === undefined ? undefined : output.height * PRESCALE_FACTOR }
   const grab = (seekSeconds: number, report: boolean) => runTool(ctx.settings.ffmpegPath, frameArgs({
     path,
     demuxer: media.demuxer,
@@ -34,7 +41,8 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     threads: ctx.settings.ffmpegThreads,
     maxPixels: ctx.settings.maxInputPixels,
     maxStreams: MAX_STREAMS,
-    report
+    report,
+    coverBox
   }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, anyExitCode: true })
 
   let info: VideoInfo | undefined

@@ -1,8 +1,9 @@
 // How image results go out: validators and caching headers derived from the source's content, so a
 // repeated request is answered 304 before any job runs.
 import { createHash } from 'node:crypto'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JobResult } from '../plugins/jobs.ts'
+import type { ResizeTask, ThumbnailTask } from '../../workers/types.ts'
 
 /** The reply is a pure function of the source bytes and the options: it never changes. */
 const CACHE_CONTROL = 'public, max-age=31536000, immutable'
@@ -20,6 +21,24 @@ export function notModified (request: FastifyRequest, reply: FastifyReply, etag:
   reply.code(304).header('etag', etag).header('cache-control', CACHE_CONTROL)
   if (vary) reply.header('vary', 'Accept')
   return true
+}
+
+export interface ImageJob {
+  /** SHA-256 of the source: with the options it makes the ETag. */
+  sha256: string
+  task: ThumbnailTask | ResizeTask
+  /** The options that change the output (normalised, so equal asks get equal tags). */
+  etagOptions: unknown
+  /** The format came from Accept: the reply varies by it. */
+  negotiated: boolean
+}
+
+/** The common end of an image route: 304 without a job when the ETag matches, else run the job and send. */
+export async function answerWithImage (app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { sha256, task, etagOptions, negotiated }: ImageJob) {
+  const etag = entityTag(sha256, task.kind, etagOptions)
+  if (notModified(request, reply, etag, negotiated)) return reply.send()
+  const result = await app.jobs.run(task, request.jobOptions)
+  return sendImage(reply, result, etag, negotiated)
 }
 
 export function sendImage (reply: FastifyReply, result: JobResult, etag: string, vary: boolean) {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
-import { entityTag, notModified, sendImage } from './image-reply.ts'
+import { answerWithImage } from './image-reply.ts'
 import { ResizeQuery, imageOptions, sameFormat } from './options.ts'
 import { IMAGE_REPLY, jobRouteSchema } from './schemas.ts'
 
@@ -22,10 +22,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const job = jobSource(source)
     if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, { format: sameFormat(job.media) })
-    const etag = entityTag(source.sha256, 'resize', image)
-    if (notModified(request, reply, etag, negotiated)) return reply.send()
-    const result = await app.jobs.run({ kind: 'resize', source: job, image }, request.jobOptions)
-    return sendImage(reply, result, etag, negotiated)
+    return answerWithImage(app, request, reply, { sha256: source.sha256, task: { kind: 'resize', source: job, image }, etagOptions: image, negotiated })
   })
 }
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { jobSource } from '../plugins/sources.ts'
 import { ImageQuery, VideoQuery, imageOptions, videoOptions } from './options.ts'
 import { IMAGE_REPLY, jobRouteSchema } from './schemas.ts'
-import { entityTag, notModified, sendImage } from './image-reply.ts'
+import { answerWithImage } from './image-reply.ts'
 
 /** Default thumbnail: 320 px wide JPEG, height from the aspect ratio. */
 const DEFAULTS = { width: 320, format: 'jpeg' } as const
@@ -24,10 +24,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const video = videoOptions(options)
     const job = jobSource(source)
     if (job.media.kind === 'video') app.mediaTools.assertVideo()
-    const etag = entityTag(source.sha256, 'thumbnail', job.media.kind === 'video' ? { image, video } : { image })
-    if (notModified(request, reply, etag, negotiated)) return reply.send()
-    const result = await app.jobs.run({ kind: 'thumbnail', source: job, image, video }, request.jobOptions)
-    return sendImage(reply, result, etag, negotiated)
+    return answerWithImage(app, request, reply, {
+      sha256: source.sha256,
+      task: { kind: 'thumbnail', source: job, image, video },
+      etagOptions: job.media.kind === 'video' ? { image, video } : { image },
+      negotiated
+    })
   })
 }
 

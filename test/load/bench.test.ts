@@ -1,0 +1,31 @@
+// A seconds-long smoke of `npm run bench`: tiny media, one repeat. It checks the figures are real, not how fast.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+const BENCH = new URL('../../load/bench.ts', import.meta.url).pathname
+
+const positive = (value: unknown, what: string) => assert.ok(typeof value === 'number' && Number.isFinite(value) && value > 0, `${what} is a positive number (${value})`)
+
+test('npm run bench --quick measures raw ceilings and thumbd in the same run', { timeout: 180_000 }, async () => {
+  const out = mkdtempSync(join(tmpdir(), 'thumbd-bench-'))
+  const { stdout } = await run(process.execPath, [BENCH, '--quick', '--duration', '1', '--json', '--out', out], { timeout: 170_000 })
+  const report = JSON.parse(stdout)
+  assert.deepEqual(report.throughput.map((r: { workload: string }) => r.workload.split(' ')[0]), ['video', 'image', 'image', 'hash'])
+  for (const row of report.throughput) {
+    positive(row.rawPerSecond.median, `${row.workload} raw`)
+    positive(row.thumbdPerSecond.median, `${row.workload} thumbd`)
+    positive(row.ratio.median, `${row.workload} ratio`)
+  }
+  positive(report.singleVideo.cliMs, 'single video CLI ms')
+  positive(report.singleVideo.thumbdMs, 'single video thumbd ms')
+  positive(report.idleRssMB, 'idle RSS')
+  positive(report.peakRssUnderImageLoadMB, 'peak RSS')
+  positive(report.healthUnder200Connections.p99Ms, '/health p99')
+  assert.ok(report.healthUnder200Connections.samples >= 3)
+})
