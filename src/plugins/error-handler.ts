@@ -10,6 +10,11 @@ const RETRY_AFTER_SECONDS = 1
 
 export default fp(async (app) => {
   app.setErrorHandler((err: FastifyError & { retryAfter?: number }, request, reply) => {
+    // The client left (its job was cancelled for it): nobody reads this reply, and it is not a server error.
+    if (request.clientGone?.aborted === true) {
+      request.log.info('client disconnected; its job was cancelled')
+      return reply.code(499).send()
+    }
     const error = normalise(err)
     if (error.statusCode >= 500 && error.code === 'THUMBD_INTERNAL') request.log.error({ err }, 'request failed')
     else request.log.info({ code: error.code, reason: err.message }, 'request refused')
