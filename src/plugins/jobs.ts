@@ -116,14 +116,16 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const settled = pending.then(() => {}, () => {}).finally(() => { inFlight.delete(control); completed++ })
     inFlight.set(control, settled)
 
+    // Each outcome is counted once, where it is decided: the main thread's deadline or the client leaving
+    // here, the worker's verdict when it answers first, a crash in the catch below.
+    const count = (outcome: JobOutcomeLabel) => metrics.jobs.inc({ kind: task.kind, outcome })
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
     const stopped = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { cancel(control); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
-      onAbort = () => { cancel(control); reject(signal?.reason) }
+      timer = setTimeout(() => { cancel(control); count('timeout'); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
+      onAbort = () => { cancel(control); count('cancelled'); reject(signal?.reason) }
       signal?.addEventListener('abort', onAbort, { once: true })
     })
-    const count = (outcome: JobOutcomeLabel) => metrics.jobs.inc({ kind: task.kind, outcome })
     try {
       const outcome = await Promise.race([pending, stopped])
       const queueMs = performance.now() - submitted - outcome.workMs
@@ -140,11 +142,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       app.admission.record(task.kind, outcome.workMs)
       return { value: outcome.value as JobResults[T['kind']], queueMs, workMs: outcome.workMs }
     } catch (err) {
-      if (signal?.aborted === true) {
-        count('cancelled')
-        throw signal.reason
-      }
-      if (err instanceof errors.Timeout) count('timeout')
+      if (signal?.aborted === true) throw signal.reason
       // A worker that died (crash, exit) rejects the task itself: only this job fails, piscina replaces the thread.
       if (err instanceof Error && !('code' in err && String(err.code).startsWith('THUMBD_'))) {
         count('crashed')

@@ -68,6 +68,8 @@ test('timeout: a job past JOB_TIMEOUT_MS gets 504 and its ffmpeg is gone', async
   assert.ok(Date.now() - started < 3000, 'answered near the deadline')
   await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 2000, 'ffmpeg to be killed')
   assert.deepEqual(leftoverTempFiles(app), [])
+  const metrics = (await app.inject({ url: '/metrics' })).body
+  assert.match(metrics, /thumbd_jobs_total\{kind="thumbnail",outcome="timeout"\} 1\n/, 'one timeout counted once')
 })
 
 test('crash: a worker that dies fails only its own job with 500, and the next ten succeed', async (t) => {
