@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp'
 import { JobError } from './job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from './limits.ts'
 import type { RawFrame } from './ppm.ts'
-import type { ImageOptions, ImageResult, JobContext } from './types.ts'
+import type { ImageOptions, ImageResult, JobContext, JobSource } from './types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
 
@@ -24,6 +24,13 @@ const decodeOptions = (ctx: JobContext) => ({
   // First frame of animated GIF/WebP only.
   pages: 1
 })
+
+/** What sharp reads for an image source. */
+export function imageInput ({ ref, media }: JobSource): ImageInput {
+  // Prebuilt sharp reads HEIF only with AV1 inside (AVIF); HEVC decoding is left out for patent reasons.
+  if (media.format === 'heic') throw new JobError('UNSUPPORTED_MEDIA', 'HEIC/HEVC images are not supported; send JPEG, PNG, WebP, AVIF or GIF')
+  return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
+}
 
 export function open (input: ImageInput, ctx: JobContext): Sharp {
   if ('raw' in input) {

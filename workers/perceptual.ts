@@ -2,10 +2,9 @@
 // real image loads. Both come from one small decode of the image (or of one video frame).
 import sharp from 'sharp'
 import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
-import { classify, open, type ImageInput } from './image.ts'
+import { classify, imageInput, open, type ImageInput } from './image.ts'
 import { JobError } from './job-error.ts'
 import { phash } from './phash.ts'
-import { imageInput } from './thumbnail.ts'
 import { grabFrame } from './video.ts'
 import type { JobContext, PerceptualResult, PerceptualTask } from './types.ts'
 

@@ -1,7 +1,6 @@
 // Resize/convert of an image (videos go to thumbnail).
-import { render } from './image.ts'
+import { imageInput, render } from './image.ts'
 import { JobError } from './job-error.ts'
-import { imageInput } from './thumbnail.ts'
 import type { ImageResult, JobContext, ResizeTask } from './types.ts'
 
 export async function resize (task: ResizeTask, ctx: JobContext): Promise<ImageResult> {

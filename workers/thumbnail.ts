@@ -1,8 +1,8 @@
 // Thumbnail of an image, or of one frame of a video, through the same sharp step.
-import { render, type ImageInput } from './image.ts'
+import { imageInput, render } from './image.ts'
 import { JobError } from './job-error.ts'
 import { grabFrame } from './video.ts'
-import type { ImageResult, JobContext, JobSource, ThumbnailTask } from './types.ts'
+import type { ImageResult, JobContext, ThumbnailTask } from './types.ts'
 
 export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<ImageResult> {
   const { ref, media } = task.source
@@ -10,10 +10,4 @@ export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<
   if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
   const frame = await grabFrame(ref.path, media, task.video, ctx, task.image)
   return render({ raw: frame }, task.image, ctx)
-}
-
-export function imageInput ({ ref, media }: JobSource): ImageInput {
-  // Prebuilt sharp reads HEIF only with AV1 inside (AVIF); HEVC decoding is left out for patent reasons.
-  if (media.format === 'heic') throw new JobError('UNSUPPORTED_MEDIA', 'HEIC/HEVC images are not supported; send JPEG, PNG, WebP, AVIF or GIF')
-  return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
 }

@@ -55,12 +55,15 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     info = await probeVideo(path, media, ctx)
     first = await grab(seekPoint(at, info.duration), false)
   }
-  if (first.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${first.code}: ${first.stderr.trim()}`)
-  if (first.stdout.length > 0) return parsePpm(first.stdout)
+  if (succeeded(first).stdout.length > 0) return parsePpm(first.stdout)
   // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
   const retry = await grab(info.duration === undefined ? 0 : seekPoint(at, info.duration), false)
-  if (retry.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', retry.stderr.trim())
-  return parsePpm(retry.stdout)
+  return parsePpm(succeeded(retry).stdout)
+}
+
+function succeeded (run: ToolRun): ToolRun {
+  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
+  return run
 }
 
 /**

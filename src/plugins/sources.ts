@@ -110,13 +110,13 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   app.decorate('sources', { take })
 }, { name: 'sources', dependencies: ['temp-files', 'lifecycle'] })
 
-/** A parsed JSON body: a plain object (a raw body is a stream, and IncomingMessage has a `url` of its own). */
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {
   if (media === undefined || ref.location === 'discarded') throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
   return { ref, media, size }
 }
 
+/** A parsed JSON body: a plain object (a raw body is a stream, and IncomingMessage has a `url` of its own). */
 function isUrlBody (body: unknown): body is { url: string } & Record<string, unknown> {
   return typeof body === 'object' && body !== null && Object.getPrototypeOf(body) === Object.prototype &&
     typeof (body as { url?: unknown }).url === 'string'
