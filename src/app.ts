@@ -10,6 +10,7 @@ import type { Config } from './config.ts'
 import { errors } from './errors.ts'
 import admission from './plugins/admission.ts'
 import auth from './plugins/auth.ts'
+import digests from './plugins/digests.ts'
 import docs from './plugins/docs.ts'
 import errorHandler from './plugins/error-handler.ts'
 import jobs from './plugins/jobs.ts'
@@ -57,6 +58,7 @@ export async function app (fastify: FastifyInstance, { config, faultInjection }:
   await fastify.register(tempFiles, { config })
   await fastify.register(mediaTools, { config })
   await fastify.register(jobs, { config })
+  await fastify.register(digests, { config })
   await fastify.register(sources, { config })
   await fastify.register(auth, { config })
 

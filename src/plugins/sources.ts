@@ -93,7 +93,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         memoryBytes: config.memorySpoolBytes,
         tempDir: app.tempDir,
         algorithms: algorithms?.(options as Static<T>),
-        anyBytes
+        anyBytes,
+        runDigestTask: app.runDigestTask
       })
     } catch (err) {
       // A fetched body can also fail mid-stream: reset, timeout, length mismatch.
@@ -108,7 +109,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   }
 
   app.decorate('sources', { take })
-}, { name: 'sources', dependencies: ['temp-files', 'lifecycle'] })
+}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests'] })
 
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {

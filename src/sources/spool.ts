@@ -1,11 +1,11 @@
 // Takes a source stream into memory or a temp file while counting, hashing and sniffing it.
 // Refusals are as early as the bytes allow: unknown type after the first few KB, size as soon as it is passed.
-import { createHash, type Hash } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import { SNIFF_BYTES, sniff, type Media } from '../../workers/sniff.ts'
 import type { JobSource } from '../../workers/types.ts'
+import { StreamDigests, type RunDigestTask } from './digests.ts'
 import type { TempDir } from './temp-dir.ts'
 
 /** Digests /api/hash offers; each is computed while the source streams in, never in a second pass. */
@@ -21,6 +21,8 @@ export interface SpoolLimits {
   algorithms?: readonly DigestAlgorithm[]
   /** Take any bytes (for digests), not only media thumbd reads. */
   anyBytes?: boolean
+  /** Hashes large sources off the main thread; without it every byte is hashed here. */
+  runDigestTask?: RunDigestTask
 }
 
 export interface SpooledSource {
@@ -42,14 +44,14 @@ const WRITE_BATCH_BYTES = 1 << 20
 
 export async function spool (stream: Readable, limits: SpoolLimits): Promise<SpooledSource> {
   const algorithms = [...new Set<DigestAlgorithm>(['sha256', ...(limits.algorithms ?? [])])]
-  const hashes: Array<[DigestAlgorithm, Hash]> = algorithms.map(a => [a, createHash(a)])
+  const digester = new StreamDigests(algorithms, limits.runDigestTask)
   const sink = new Sink(limits)
   let sniffed = false
   let media: Media | undefined
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`more than ${limits.maxBytes} bytes`)
-      for (const [, hash] of hashes) hash.update(chunk)
+      await digester.update(chunk)
       await sink.add(chunk)
       if (!sniffed && sink.size >= SNIFF_BYTES) {
         [sniffed, media] = [true, await sniffOrRefuse(sink, limits)]
@@ -59,9 +61,10 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
     const ref = await sink.finish()
-    const digests = Object.fromEntries(hashes.map(([a, hash]) => [a, hash.digest('hex')]))
+    const digests = await digester.finish() as SpooledSource['digests']
     return { ref, media, size: sink.size, sha256: digests.sha256!, digests, dispose: () => sink.dispose() }
   } catch (err) {
+    digester.abort()
     await sink.dispose()
     throw err
   }

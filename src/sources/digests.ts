@@ -1,0 +1,137 @@
+// Digests of a source while it streams in. Small sources are hashed here, on the main thread: that takes
+// well under a millisecond. Past OFFLOAD_BYTES the source is hashed on the digest thread instead
+// (workers/digest.ts): reading a 100 MB body and hashing it then share two cores, instead of queueing on one
+// (`npm run bench`, hash workload: 0.41 -> see README). Bytes cross in 1 MiB batches, copied once (the
+// spool may still need the chunks) and transferred there and back; at most MAX_IN_FLIGHT wait to be hashed.
+import { createHash, type Hash } from 'node:crypto'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import type { DigestMessage, DigestResult, DigestTask } from '../../workers/digest.ts'
+
+/** Runs a digest task on the digest thread; the task's port is in the transfer list. */
+export type RunDigestTask = (task: DigestTask, transferList: MessagePort[]) => Promise<DigestResult>
+
+const OFFLOAD_BYTES = 1 << 20
+const BATCH_BYTES = 1 << 20
+/** Batches sent and not yet hashed, at most. */
+const MAX_IN_FLIGHT = 8
+
+export class StreamDigests {
+  private readonly algorithms: string[]
+  private readonly runTask: RunDigestTask | undefined
+  /** Chunks not hashed yet, until the source proves large enough for the digest thread. */
+  private held: Buffer[] = []
+  /** The hashes of a source hashed here. */
+  private readonly here: Array<readonly [string, Hash]>
+  private heldBytes = 0
+  private thread: { port: MessagePort, result: Promise<DigestResult> } | undefined
+  private batch = newBatch()
+  private filled = 0
+  private inFlight = 0
+  /** Batches the digest thread has handed back, to be filled again: no new memory per megabyte. */
+  private readonly spare: Uint8Array[] = []
+  private failure: unknown
+  private wake: (() => void) | undefined
+
+  /** Without runTask every byte is hashed here (EXECUTION_MODE=inline). */
+  constructor (algorithms: readonly string[], runTask?: RunDigestTask) {
+    this.algorithms = [...algorithms]
+    this.runTask = runTask
+    this.here = this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
+  }
+
+  /** Takes the next chunk; the promise, when there is one, resolves once there is room for more. */
+  update (chunk: Buffer): Promise<void> | undefined {
+    if (this.runTask === undefined) {
+      for (const [, hash] of this.here) hash.update(chunk)
+      return
+    }
+    if (this.thread === undefined) {
+      this.held.push(chunk)
+      this.heldBytes += chunk.length
+      if (this.heldBytes <= OFFLOAD_BYTES) return
+      this.thread = this.start(this.runTask)
+      const held = this.held
+      this.held = []
+      for (const c of held) this.copy(c)
+    } else {
+      this.copy(chunk)
+    }
+    return this.room()
+  }
+
+  /** Hex digests by algorithm of every byte given. */
+  async finish (): Promise<Record<string, string>> {
+    if (this.thread === undefined) {
+      for (const chunk of this.held) for (const [, hash] of this.here) hash.update(chunk)
+      this.held = []
+      return Object.fromEntries(this.here.map(([algorithm, hash]) => [algorithm, hash.digest('hex')]))
+    }
+    this.send()
+    this.post('end')
+    const digests = await this.thread.result
+    this.thread.port.close()
+    if (digests === null) throw new Error('the digest thread stopped before the end of the source')
+    return digests
+  }
+
+  /** The source failed: the digest task ends without a result. Safe to call more than once. */
+  abort (): void {
+    this.held = []
+    this.thread?.port.close()
+  }
+
+  private start (runTask: RunDigestTask): NonNullable<StreamDigests['thread']> {
+    const { port1, port2 } = new MessageChannel()
+    port1.on('message', (done: ArrayBuffer) => {
+      this.inFlight -= 1
+      this.spare.push(new Uint8Array(done))
+      if (this.inFlight < MAX_IN_FLIGHT) this.wake?.()
+    })
+    const result = runTask({ port: port2, algorithms: this.algorithms }, [port2])
+    // A crashed digest thread must not leave update() waiting for acknowledgements that never come.
+    result.catch((err: unknown) => {
+      this.failure = err
+      this.wake?.()
+    })
+    return { port: port1, result }
+  }
+
+  private copy (chunk: Uint8Array): void {
+    let at = 0
+    while (at < chunk.length) {
+      const n = Math.min(chunk.length - at, BATCH_BYTES - this.filled)
+      this.batch.set(chunk.subarray(at, at + n), this.filled)
+      this.filled += n
+      at += n
+      if (this.filled === BATCH_BYTES) this.send()
+    }
+  }
+
+  private send (): void {
+    if (this.filled === 0) return
+    this.post(this.batch.subarray(0, this.filled))
+    this.inFlight += 1
+    this.batch = this.spare.pop() ?? newBatch()
+    this.filled = 0
+  }
+
+  private post (message: DigestMessage): void {
+    // The batch's memory moves to the digest thread: no second copy.
+    this.thread!.port.postMessage(message, message === 'end' ? [] : [message.buffer as ArrayBuffer])
+  }
+
+  private room (): Promise<void> | undefined {
+    if (this.failure !== undefined) return Promise.reject(this.failure)
+    if (this.inFlight < MAX_IN_FLIGHT) return
+    return new Promise((resolve, reject) => {
+      this.wake = () => {
+        this.wake = undefined
+        if (this.failure !== undefined) reject(this.failure)
+        else resolve()
+      }
+    })
+  }
+}
+
+/** A batch owns its whole ArrayBuffer (it is transferred), and is not zero-filled (it is written before it is sent). */
+const newBatch = (): Uint8Array => Buffer.allocUnsafeSlow(BATCH_BYTES)

@@ -1,0 +1,88 @@
+// StreamDigests against the real digest thread (workers/digest.ts in a real piscina pool): the digests of
+// large sources must equal Node crypto's over the same bytes, however the chunks fall, and a source that
+// fails or loses its thread must end its task rather than hang.
+import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
+import { test, type TestContext } from 'node:test'
+import type { MessagePort } from 'node:worker_threads'
+import { Piscina } from 'piscina'
+import { StreamDigests, type RunDigestTask } from '../../src/sources/digests.ts'
+import type { DigestResult, DigestTask } from '../../workers/digest.ts'
+
+const ALL = ['sha256', 'sha512', 'sha1', 'md5', 'blake2b512', 'sha3-256']
+
+function digestPool (t: TestContext) {
+  const pool = new Piscina<DigestTask, DigestResult>({
+    filename: new URL('../../workers/digest.ts', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: 1,
+    concurrentTasksPerWorker: 64,
+    workerData: { niceness: 0 }
+  })
+  t.after(() => pool.destroy())
+  const results: Array<Promise<DigestResult>> = []
+  const runTask: RunDigestTask = (task, transferList: MessagePort[]) => {
+    const result = pool.run(task, { transferList })
+    results.push(result)
+    return result
+  }
+  return { pool, runTask, results }
+}
+
+/** Splits bytes into chunks of uneven sizes, as a socket would deliver them. */
+function * unevenChunks (bytes: Buffer): Generator<Buffer> {
+  const sizes = [1, 65536, 7, 300_000, 1 << 20, 12_345]
+  for (let at = 0, i = 0; at < bytes.length; i++) {
+    const size = sizes[i % sizes.length]!
+    yield bytes.subarray(at, at + size)
+    at += size
+  }
+}
+
+test('digests equal Node crypto on both sides of the offload threshold, with and without the digest thread', async (t) => {
+  const { runTask, results } = digestPool(t)
+  for (const size of [0, 5, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 9 * 2 ** 20 + 7]) {
+    const bytes = randomBytes(size)
+    for (const offload of [runTask, undefined]) {
+      const digests = new StreamDigests(ALL, offload)
+      for (const chunk of unevenChunks(bytes)) await digests.update(chunk)
+      const got = await digests.finish()
+      for (const algorithm of ALL) assert.equal(got[algorithm], createHash(algorithm).update(bytes).digest('hex'), `${algorithm}, ${size} bytes, ${offload === undefined ? 'here' : 'digest thread'}`)
+    }
+  }
+  // Only sources past the threshold went to the thread.
+  assert.equal(results.length, 2)
+})
+
+test('a source that fills the digest thread faster than it hashes is held back, not queued whole', async (t) => {
+  const { runTask } = digestPool(t)
+  const digests = new StreamDigests(['sha3-256'], runTask)
+  const bytes = randomBytes(32 * 2 ** 20)
+  let heldBack = 0
+  for (let at = 0; at < bytes.length; at += 1 << 20) {
+    const wait = digests.update(bytes.subarray(at, at + (1 << 20)))
+    if (wait !== undefined) {
+      heldBack++
+      await wait
+    }
+  }
+  assert.ok(heldBack > 0, 'update() asked the sender to wait at least once')
+  assert.equal((await digests.finish())['sha3-256'], createHash('sha3-256').update(bytes).digest('hex'))
+})
+
+test('an aborted source ends its digest task; a digest thread that goes away fails the source instead of hanging it', async (t) => {
+  const { pool, runTask, results } = digestPool(t)
+  const aborted = new StreamDigests(['sha256'], runTask)
+  await aborted.update(randomBytes(3 * 2 ** 20))
+  aborted.abort()
+  aborted.abort()
+  assert.equal(await results[0], null)
+
+  const orphaned = new StreamDigests(['sha256'], runTask)
+  await orphaned.update(randomBytes(3 * 2 ** 20))
+  await pool.destroy()
+  await assert.rejects(async () => {
+    for (let i = 0; i < 64; i++) await orphaned.update(randomBytes(1 << 20))
+    await orphaned.finish()
+  })
+})
