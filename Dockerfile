@@ -1,5 +1,5 @@
 # thumbd: Node 24 runs the TypeScript sources directly; no build step. ffmpeg comes from Debian.
-# test/production/smoke.test.ts repeats these steps on a machine without a Docker engine: keep them in step.
+# test/ops/production-smoke.test.ts repeats these steps on a machine without a Docker engine: keep them in step.
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
@@ -18,13 +18,17 @@ ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
     TMP_DIR=/tmp/thumbd \
-    LOG_LEVEL=info
+    LOG_LEVEL=info \
+    NODE_COMPILE_CACHE=/app/.compile-cache
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 COPY workers ./workers
+COPY scripts ./scripts
 RUN mkdir -p /tmp/thumbd && chown node:node /tmp/thumbd
+# One run of the server fills the compile cache: no thread then loads the TypeScript stripper (~10 MB each).
+RUN node scripts/warm-compile-cache.ts
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \

@@ -1,11 +1,14 @@
-// Starts thumbd as `npm start` would (node src/server.ts) on a free loopback port with a generated key,
-// waits until /health says it can work, and stops it with SIGTERM (SIGKILL if it will not go).
-import { spawn, type ChildProcess } from 'node:child_process'
+// Starts thumbd as `npm start` would (node src/server.ts, with its compile cache) on a free loopback port with
+// a generated key, waits until /health says it can work, and stops it with SIGTERM (SIGKILL if it will not go).
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 
 const SERVER = new URL('../src/server.ts', import.meta.url).pathname
+const WARM_COMPILE_CACHE = new URL('../scripts/warm-compile-cache.ts', import.meta.url).pathname
+/** Where `npm start` keeps Node's compile cache (package.json). */
+const COMPILE_CACHE = new URL('../node_modules/.cache/thumbd-compile', import.meta.url).pathname
 const READY_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 40_000
 
@@ -28,7 +31,7 @@ export async function startServer (shapeEnv: Record<string, string>): Promise<Se
   const port = await freePort()
   const apiKey = randomBytes(18).toString('base64url')
   const child: ChildProcess = spawn(process.execPath, [SERVER], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', API_KEYS: apiKey, LOG_LEVEL: 'warn', ...shapeEnv },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: COMPILE_CACHE, PORT: String(port), HOST: '127.0.0.1', API_KEYS: apiKey, LOG_LEVEL: 'warn', ...shapeEnv },
     stdio: ['ignore', 'ignore', 'pipe']
   })
   let stderr = ''
@@ -53,4 +56,11 @@ export async function startServer (shapeEnv: Record<string, string>): Promise<Se
     }
     await new Promise(resolve => setTimeout(resolve, 100))
   }
+}
+
+/** Fills the compile cache as the Docker build does (scripts/warm-compile-cache.ts), so the first start is warm too. */
+export async function warmCompileCache (): Promise<void> {
+  await new Promise<void>((resolve, reject) => execFile(process.execPath, [WARM_COMPILE_CACHE], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: COMPILE_CACHE }
+  }, err => err === null ? resolve() : reject(err)))
 }

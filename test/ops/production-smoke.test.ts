@@ -16,24 +16,31 @@ import { freePort } from '../../load/server-process.ts'
 const run = promisify(execFile)
 const root = new URL('../../', import.meta.url).pathname
 
-/** COPY sources of the Dockerfile's final stage and its deps stage (not --from), ENV pairs, RUN npm line, CMD. */
+/** COPY sources of the Dockerfile's final stage and its deps stage (not --from), ENV pairs, RUN npm and node lines, CMD. */
 function dockerfileSteps () {
   const text = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ')
   const copies = [...text.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap(m => m[1]!.trim().split(/\s+/))
   const env = Object.fromEntries([...text.matchAll(/^ENV (.+)$/gm)].flatMap(m => [...m[1]!.matchAll(/(\w+)=(\S+)/g)].map(p => [p[1]!, p[2]!])))
   const npm = /^RUN (npm ci .+)$/m.exec(text)![1]!.split(/\s+/)
+  const nodeRuns = [...text.matchAll(/^RUN node (.+)$/gm)].map(m => m[1]!.split(/\s+/))
   const cmd = JSON.parse(/^CMD (\[.+\])$/m.exec(text)![1]!) as string[]
-  return { copies, env, npm, cmd }
+  return { copies, env, npm, nodeRuns, cmd }
 }
 
 test('production path: Dockerfile steps, then an image and a video thumbnail, then SIGTERM and exit 0', { timeout: 300_000 }, async () => {
-  const { copies, env, npm, cmd } = dockerfileSteps()
+  const steps = dockerfileSteps()
   const app = mkdtempSync(join(tmpdir(), 'thumbd-prod-'))
-  for (const path of copies) cpSync(join(root, path), join(app, path), { recursive: true })
-  await run(npm[0]!, npm.slice(1), { cwd: app, timeout: 240_000 })
+  // The image's paths under /app are the temp dir's here.
+  const env = Object.fromEntries(Object.entries(steps.env).map(([name, value]) => [name, value.replace(/^\/app(?=\/|$)/, app)]))
+  for (const path of steps.copies) cpSync(join(root, path), join(app, path), { recursive: true })
+  await run(steps.npm[0]!, steps.npm.slice(1), { cwd: app, timeout: 240_000 })
   assert.ok(!readdirSync(join(app, 'node_modules')).includes('typescript'), 'no dev dependencies')
-
   const tmp = mkdtempSync(join(tmpdir(), 'thumbd-prod-tmp-'))
+  // The build-time runs (the compile cache warm-up), with the image's environment.
+  for (const args of steps.nodeRuns) await run(process.execPath, args, { cwd: app, env: { ...env, PATH: process.env.PATH, LD_PRELOAD: '', TMP_DIR: tmp }, timeout: 120_000 })
+  assert.ok(readdirSync(env.NODE_COMPILE_CACHE!).length > 0, 'the compile cache is warm')
+  const cmd = steps.cmd
+
   const port = await freePort()
   // The image's Node is 24; here the same binary that runs the tests stands in for it.
   const server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
