@@ -86,7 +86,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   const pool = config.executionMode === 'pool'
     ? new Piscina<Envelope, JobOutcome>({
       filename: WORKER_FILE,
-      minThreads: config.poolThreads,
+      // One thread stays warm; the others start with the load (tens of ms each) and stop after a minute
+      // idle: about 15 MB of RSS per thread that an idle server does not hold.
+      minThreads: 1,
       maxThreads: config.poolThreads,
       idleTimeout: 60_000,
       workerData: { niceness: config.workerNiceness } satisfies WorkerData
