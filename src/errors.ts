@@ -12,8 +12,9 @@ export const errors = {
   MediaUnreadable: createError('THUMBD_MEDIA_UNREADABLE', 'Media could not be decoded: %s', 422),
   Internal: createError('THUMBD_INTERNAL', 'Internal error', 500),
   SourceFetchFailed: createError('THUMBD_SOURCE_FETCH_FAILED', 'Source could not be fetched: %s', 502),
-  Overloaded: createError('THUMBD_OVERLOADED', 'Server overloaded, retry later', 503),
-  Draining: createError('THUMBD_DRAINING', 'Server is shutting down, retry on another instance', 503),
+  // Load shedding refuses hundreds of requests a second: no stack trace to capture (about 50 us each).
+  Overloaded: createError('THUMBD_OVERLOADED', 'Server overloaded, retry later', 503, Error, false),
+  Draining: createError('THUMBD_DRAINING', 'Server is shutting down, retry on another instance', 503, Error, false),
   VideoUnavailable: createError('THUMBD_VIDEO_UNAVAILABLE', 'Video is not available on this host: %s', 503),
   Timeout: createError('THUMBD_TIMEOUT', 'The job ran past %d ms', 504)
 } as const
