@@ -1,8 +1,9 @@
-// Digests of a source while it streams in. Small sources are hashed here, on the main thread: that takes
-// well under a millisecond. Past OFFLOAD_BYTES the source is hashed on the digest thread instead
-// (workers/digest.ts): reading a 100 MB body and hashing it then share two cores, instead of queueing on one
-// (`npm run bench`, hash workload: 0.41 -> see README). Bytes cross in 1 MiB batches, copied once (the
-// spool may still need the chunks) and transferred there and back; at most MAX_IN_FLIGHT wait to be hashed.
+// Digests of a source while it streams in. Sources are hashed here, on the main thread, chunk by chunk as
+// they arrive: for photos that is a few milliseconds in all, never in one block. A source that passes
+// OFFLOAD_BYTES is hashed again from its first byte on the digest thread (workers/digest.ts), and the work
+// done here is dropped: receiving a 100 MB body and hashing it then share two cores instead of queueing on
+// one (README, Benchmarks). Bytes cross in 1 MiB batches, copied once (the spool may still need the
+// chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { DigestMessage, DigestResult, DigestTask } from '../../workers/digest.ts'
@@ -10,7 +11,7 @@ import type { DigestMessage, DigestResult, DigestTask } from '../../workers/dige
 /** Runs a digest task on the digest thread; the task's port is in the transfer list. */
 export type RunDigestTask = (task: DigestTask, transferList: MessagePort[]) => Promise<DigestResult>
 
-const OFFLOAD_BYTES = 1 << 20
+const OFFLOAD_BYTES = 4 << 20
 const BATCH_BYTES = 1 << 20
 /** Batches sent and not yet hashed, at most. */
 const MAX_IN_FLIGHT = 8
@@ -18,9 +19,8 @@ const MAX_IN_FLIGHT = 8
 export class StreamDigests {
   private readonly algorithms: string[]
   private readonly runTask: RunDigestTask | undefined
-  /** Chunks not hashed yet, until the source proves large enough for the digest thread. */
+  /** The chunks hashed here, kept until the source proves large enough for the digest thread. */
   private held: Buffer[] = []
-  /** The hashes of a source hashed here. */
   private readonly here: Array<readonly [string, Hash]>
   private heldBytes = 0
   private thread: { port: MessagePort, result: Promise<DigestResult> } | undefined
@@ -41,11 +41,9 @@ export class StreamDigests {
 
   /** Takes the next chunk; the promise, when there is one, resolves once there is room for more. */
   update (chunk: Buffer): Promise<void> | undefined {
-    if (this.runTask === undefined) {
-      for (const [, hash] of this.here) hash.update(chunk)
-      return
-    }
     if (this.thread === undefined) {
+      for (const [, hash] of this.here) hash.update(chunk)
+      if (this.runTask === undefined) return
       this.held.push(chunk)
       this.heldBytes += chunk.length
       if (this.heldBytes <= OFFLOAD_BYTES) return
@@ -62,7 +60,6 @@ export class StreamDigests {
   /** Hex digests by algorithm of every byte given. */
   async finish (): Promise<Record<string, string>> {
     if (this.thread === undefined) {
-      for (const chunk of this.held) for (const [, hash] of this.here) hash.update(chunk)
       this.held = []
       return Object.fromEntries(this.here.map(([algorithm, hash]) => [algorithm, hash.digest('hex')]))
     }

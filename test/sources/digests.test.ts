@@ -41,7 +41,7 @@ function * unevenChunks (bytes: Buffer): Generator<Buffer> {
 
 test('digests equal Node crypto on both sides of the offload threshold, with and without the digest thread', async (t) => {
   const { runTask, results } = digestPool(t)
-  for (const size of [0, 5, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 9 * 2 ** 20 + 7]) {
+  for (const size of [0, 5, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, 13 * 2 ** 20 + 7]) {
     const bytes = randomBytes(size)
     for (const offload of [runTask, undefined]) {
       const digests = new StreamDigests(ALL, offload)
@@ -73,13 +73,13 @@ test('a source that fills the digest thread faster than it hashes is held back, 
 test('an aborted source ends its digest task; a digest thread that goes away fails the source instead of hanging it', async (t) => {
   const { pool, runTask, results } = digestPool(t)
   const aborted = new StreamDigests(['sha256'], runTask)
-  await aborted.update(randomBytes(3 * 2 ** 20))
+  await aborted.update(randomBytes(5 * 2 ** 20))
   aborted.abort()
   aborted.abort()
   assert.equal(await results[0], null)
 
   const orphaned = new StreamDigests(['sha256'], runTask)
-  await orphaned.update(randomBytes(3 * 2 ** 20))
+  await orphaned.update(randomBytes(5 * 2 ** 20))
   await pool.destroy()
   await assert.rejects(async () => {
     for (let i = 0; i < 64; i++) await orphaned.update(randomBytes(1 << 20))
