@@ -2,6 +2,7 @@
 // over repeats, single-request video latency against the CLI, idle RSS and peak RSS under the image load.
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
@@ -29,19 +30,21 @@ if (!(await stat(hashFile).catch(() => undefined))) await writeFile(hashFile, ra
 // As in the Docker image: the compile cache is filled before the server that is measured starts.
 await warmCompileCache()
 const server = await startServer({ EXECUTION_MODE: 'pool' })
+/** The allocator the Docker image preloads (Debian's libjemalloc2), when this machine has it too. */
+const JEMALLOC = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'].find(path => existsSync(path))
 const median = (xs: number[]) => percentile(xs, 50)
 const summary = (xs: number[]) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })
 
 try {
   await new Promise(resolve => setTimeout(resolve, 2000))
   const idleRssMB = processTree(server.pid).reduce((sum, p) => sum + p.rssBytes, 0) / 2 ** 20
-  const load = async (name: string, path: string, contentType: string, file: string, connections: number) => {
+  const load = async (name: string, path: string, contentType: string, file: string, connections: number, target = server) => {
     const result = await runShape({
       shape: 'pool',
       scenario: name,
-      base: server.base,
-      apiKey: server.apiKey,
-      pid: server.pid,
+      base: target.base,
+      apiKey: target.apiKey,
+      pid: target.pid,
       request: { path, contentType, body: await readFile(file), describe: name },
       connections,
       durationSeconds: seconds,
@@ -93,6 +96,18 @@ try {
   const sampler = startSampler(server.pid)
   await load('image', '/api/thumbnail', 'image/jpeg', media.photo, 8)
   const peakRssMB = sampler.stop().peakRssBytes / 2 ** 20
+  let peakRssJemallocMB: number | null = null
+  if (JEMALLOC !== undefined) {
+    say('peak RSS under the image workload at 8 connections, with jemalloc as in the Docker image')
+    const jemallocServer = await startServer({ EXECUTION_MODE: 'pool', LD_PRELOAD: JEMALLOC })
+    try {
+      const jemallocSampler = startSampler(jemallocServer.pid)
+      await load('image', '/api/thumbnail', 'image/jpeg', media.photo, 8, jemallocServer)
+      peakRssJemallocMB = jemallocSampler.stop().peakRssBytes / 2 ** 20
+    } finally {
+      await jemallocServer.stop()
+    }
+  }
 
   say('/health while 200 connections ask for thumbnails')
   const probe = startHealthProbe(server.base, 50)
@@ -107,6 +122,7 @@ try {
     singleVideo: { cliMs: median(cli), thumbdMs: median(ours), ratio: median(ours) / median(cli) },
     idleRssMB,
     peakRssUnderImageLoadMB: peakRssMB,
+    peakRssUnderImageLoadJemallocMB: peakRssJemallocMB,
     healthUnder200Connections: { p50Ms: health.p50Ms, p99Ms: health.p99Ms, maxMs: health.maxMs, samples: health.samples, replies: saturated.replies }
   }
   await mkdir(outDir, { recursive: true })
@@ -124,7 +140,8 @@ try {
       ...rows.map(r => `| ${r.workload} | ${f(r.rawPerSecond.median, 1)} | ${f(r.thumbdPerSecond.median, 1)} | ${f(r.ratio.min)} – **${f(r.ratio.median)}** – ${f(r.ratio.max)} |`),
       '',
       `single video thumbnail: thumbd ${f(report.singleVideo.thumbdMs, 0)} ms vs ffmpeg CLI ${f(report.singleVideo.cliMs, 0)} ms (x${f(report.singleVideo.ratio)}, medians)`,
-      `idle RSS ${f(idleRssMB, 0)} MB; peak RSS under the image workload at 8 connections ${f(peakRssMB, 0)} MB`,
+      `idle RSS ${f(idleRssMB, 0)} MB; peak RSS under the image workload at 8 connections ${f(peakRssMB, 0)} MB (glibc malloc)` +
+        (peakRssJemallocMB === null ? '' : `, ${f(peakRssJemallocMB, 0)} MB with jemalloc (as in the Docker image)`),
       `/health under 200 connections: p50 ${f(health.p50Ms, 1)} ms, p99 ${f(health.p99Ms, 1)} ms, max ${f(health.maxMs, 1)} ms (${health.samples} probes; replies ${JSON.stringify(saturated.replies)})`,
       '',
       `written: ${file}`
