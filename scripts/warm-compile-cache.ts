@@ -1,5 +1,5 @@
 // Fills Node's compile cache (NODE_COMPILE_CACHE) with every module the server and its threads load, by
-// running the server once: start, one large /api/hash (which starts the digest thread), SIGTERM. With the
+// running the server once: start, one /api/hash past the digest thread's threshold (which starts it), SIGTERM. With the
 // cache warm no thread loads Node's TypeScript stripper (amaro, about 10 MB per thread): idle RSS goes from
 // about 200 to 165 MB with two job threads (`npm run bench`). The Docker image runs this at build time and
 // then only reads the cache, so a read-only root filesystem is fine. Node keys entries on each file's
@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
+import { OFFLOAD_BYTES } from '../src/sources/digests.ts'
 
 const SERVER = new URL('../src/server.ts', import.meta.url).pathname
 const READY_TIMEOUT_MS = 60_000
@@ -35,7 +36,7 @@ try {
     if (Date.now() > until || server.exitCode !== null) throw new Error('the server did not become ready')
     await new Promise(resolve => setTimeout(resolve, 100))
   }
-  const res = await fetch(`${base}/api/hash`, { method: 'POST', body: randomBytes(2 * 2 ** 20), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' } })
+  const res = await fetch(`${base}/api/hash`, { method: 'POST', body: randomBytes(OFFLOAD_BYTES + 1), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' } })
   if (!res.ok) throw new Error(`/api/hash answered ${res.status}`)
   // Threads write their part of the cache as they stop, the main thread as it exits.
   server.kill('SIGTERM')

@@ -11,7 +11,8 @@ import type { DigestMessage, DigestResult, DigestTask } from '../../workers/dige
 /** Runs a digest task on the digest thread; the task's port is in the transfer list. */
 export type RunDigestTask = (task: DigestTask, transferList: MessagePort[]) => Promise<DigestResult>
 
-const OFFLOAD_BYTES = 4 << 20
+/** Sources past this size are hashed on the digest thread. */
+export const OFFLOAD_BYTES = 4 << 20
 const BATCH_BYTES = 1 << 20
 /** Batches sent and not yet hashed, at most. */
 const MAX_IN_FLIGHT = 8
