@@ -25,7 +25,8 @@ export class StreamDigests {
   private readonly here: Array<readonly [string, Hash]>
   private heldBytes = 0
   private thread: { port: MessagePort, result: Promise<DigestResult> } | undefined
-  private batch = newBatch()
+  /** Made when the source reaches the digest thread: most sources never do, and 1 MiB each would feed the GC. */
+  private batch: Uint8Array | undefined
   private filled = 0
   private inFlight = 0
   /** Batches the digest thread has handed back, to be filled again: no new memory per megabyte. */
@@ -97,6 +98,7 @@ export class StreamDigests {
   private copy (chunk: Uint8Array): void {
     let at = 0
     while (at < chunk.length) {
+      this.batch ??= this.spare.pop() ?? newBatch()
       const n = Math.min(chunk.length - at, BATCH_BYTES - this.filled)
       this.batch.set(chunk.subarray(at, at + n), this.filled)
       this.filled += n
@@ -106,10 +108,10 @@ export class StreamDigests {
   }
 
   private send (): void {
-    if (this.filled === 0) return
+    if (this.batch === undefined || this.filled === 0) return
     this.post(this.batch.subarray(0, this.filled))
     this.inFlight += 1
-    this.batch = this.spare.pop() ?? newBatch()
+    this.batch = undefined
     this.filled = 0
   }
 

@@ -54,6 +54,18 @@ test('digests equal Node crypto on both sides of the offload threshold, with and
   assert.equal(results.length, 2)
 })
 
+test('sources that stay under the threshold take no memory for the digest thread', async (t) => {
+  // Each small upload once allocated a 1 MiB batch it never used: at a few hundred photos a second that was
+  // enough external memory to run V8's full GC several times a second on the main thread.
+  const { runTask } = digestPool(t)
+  const before = process.memoryUsage().arrayBuffers
+  const open = Array.from({ length: 64 }, () => new StreamDigests(['sha256'], runTask))
+  for (const digests of open) await digests.update(randomBytes(1000))
+  const grown = process.memoryUsage().arrayBuffers - before
+  assert.ok(grown < 4 << 20, `64 small sources hold ${(grown / 2 ** 20).toFixed(1)} MiB of buffers`)
+  for (const digests of open) await digests.finish()
+})
+
 test('a source that fills the digest thread faster than it hashes is held back, not queued whole', async (t) => {
   const { runTask } = digestPool(t)
   const digests = new StreamDigests(['sha3-256'], runTask)
