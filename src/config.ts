@@ -15,7 +15,7 @@ export const CONFIG_SCHEMA = Type.Object({
   CLUSTER_WORKERS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'fork this many node:cluster processes (0: no cluster)' }),
   SERVER_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'run this many worker threads that each serve the whole app on PORT (SO_REUSEPORT); for comparison only (0: off)' }),
   POOL_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'worker threads in the pool (0: one per core)' }),
-  WORKER_NICENESS: Type.Integer({ minimum: 0, maximum: 19, default: 10, description: 'nice value of the worker threads and the ffmpeg they spawn, so the event loop always gets a core first (0: same priority)' }),
+  WORKER_NICENESS: Type.Integer({ minimum: 0, maximum: 19, default: 10, description: 'nice value of job work (worker threads, their ffmpeg, libuv\'s thread pool and libvips\'s threads), so the event loop always gets a core first (0: same priority)' }),
   MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
   MAX_INPUT_PIXELS: Type.Integer({ minimum: 1, default: 50000000, description: 'largest image or video frame, in pixels (width x height)' }),
   MAX_VIDEO_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 14400, description: 'longest video accepted, in seconds' }),

@@ -2,11 +2,10 @@
 // reading the socket and hashing run on two cores instead of one after the other. One task per source, many
 // at once: a task spends its life waiting on its port. Every batch is acknowledged, so the sender can hold
 // back when hashing falls behind instead of queueing the whole upload in memory.
+// Same priority as the job threads: hashing is job work, /health and intake come first.
+import './niceness.ts'
 import { createHash } from 'node:crypto'
-import { setPriority } from 'node:os'
 import type { MessagePort } from 'node:worker_threads'
-import { workerData } from 'piscina'
-import type { WorkerData } from './types.ts'
 
 export interface DigestTask {
   port: MessagePort
@@ -18,10 +17,6 @@ export type DigestMessage = Uint8Array | 'end'
 
 /** Hex digests by algorithm; null when the sender closed the port before the end (the upload failed). */
 export type DigestResult = Record<string, string> | null
-
-// Same priority as the job threads (see index.ts): hashing is job work, /health and intake come first.
-const { niceness } = workerData as WorkerData
-if (niceness > 0) setPriority(niceness)
 
 export default function digest ({ port, algorithms }: DigestTask): Promise<DigestResult> {
   const hashes = algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)

@@ -1,13 +1,10 @@
 // piscina entry point. The result's bytes are moved to the main thread, not cloned.
-import { setPriority } from 'node:os'
-import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
+// First: this thread, its libvips threads and its ffmpeg children yield to the main thread, so /health and
+// intake stay quick when every core is busy.
+import './niceness.ts'
+import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { dispatch } from './dispatch.ts'
-import type { Envelope, InjectedFault, JobOutcome, WorkerData } from './types.ts'
-
-// On Linux, nice applies to the calling thread and is inherited by the processes it spawns: this thread and
-// its ffmpeg children yield to the main thread, so /health and intake stay quick when every core is busy.
-const { niceness } = workerData as WorkerData
-if (niceness > 0) setPriority(niceness)
+import type { Envelope, InjectedFault, JobOutcome } from './types.ts'
 
 export default async function run (envelope: Envelope) {
   if (envelope.fault !== undefined) injectFault(envelope.fault)

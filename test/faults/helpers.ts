@@ -1,5 +1,6 @@
 // Helpers for tests that put the service under load or break it, always on loopback and bounded.
 import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { AUTH } from '../helper.ts'
 
@@ -53,3 +54,17 @@ export async function waitFor (check: () => boolean, timeoutMs: number, what: st
 }
 
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+/** The threads of this process by name (Linux /proc), each with its nice value. */
+export function threadNiceness (): Array<{ name: string, nice: number }> {
+  return readdirSync('/proc/self/task').flatMap(tid => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      // Fields after the parenthesised name; nice is field 19 of stat, the 17th after the name.
+      const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return [{ name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(after[16]) }]
+    } catch {
+      return [] // the thread ended since the listing
+    }
+  })
+}

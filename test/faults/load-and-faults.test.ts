@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { AUTH, TEST_KEY, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
 import { media, mediaPath } from '../media.ts'
-import { decoderChildren, healthProbe, listen, sleep, upload, waitFor } from './helpers.ts'
+import { decoderChildren, healthProbe, listen, sleep, threadNiceness, upload, waitFor } from './helpers.ts'
 
 const run = promisify(execFile)
 
@@ -49,6 +49,21 @@ test('saturation: every reply is 200 or 503 with Retry-After, and /health keeps 
   const metrics = await (await fetch(`${base}/metrics`)).text()
   assert.match(metrics, /thumbd_shed_total\{reason="queue"\} [1-9]/)
   assert.deepEqual(leftoverTempFiles(app), [])
+})
+
+test('job work runs niced: the pool threads, and the libuv and libvips threads that do the image work', async (t) => {
+  // The default niceness: libuv's and libvips's threads are the process's, shared with the other apps of this file.
+  const app = await build(t)
+  const base = await listen(app)
+  const [image, video] = await Promise.all([upload(base, 'thumbnail', await media('jpeg-large')), upload(base, 'thumbnail', await media('mp4-h264'))])
+  assert.deepEqual([image.status, video.status], [200, 200])
+  const threads = threadNiceness()
+  for (const name of ['WorkerThread', 'libuv-worker', 'libvips worker']) {
+    const found = threads.filter(thread => thread.name === name)
+    assert.ok(found.length > 0, `some ${name} threads`)
+    assert.deepEqual(found.map(thread => thread.nice).filter(nice => nice !== 10), [], `every ${name} thread at nice 10`)
+  }
+  assert.equal(threads.find(thread => thread.name === 'MainThread')?.nice, 0, 'the event loop keeps its priority')
 })
 
 test('abort: clients that leave mid-job leave no ffmpeg and no temp file behind', async (t) => {

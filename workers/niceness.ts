@@ -1,0 +1,24 @@
+// Imported first by every worker entry, before anything that loads sharp: job work yields to the main thread,
+// so /health and intake stay quick when every core is busy. On Linux, nice is per thread, and inherited by
+// the threads and processes a thread starts. This thread's ffmpeg children inherit it from here. libvips is
+// different: sharp runs its pipelines on libuv's thread pool, which the whole process shares and whichever
+// thread needs it first starts (usually the main thread, at nice 0), and libvips starts its own threads from
+// there. So the pool's threads get this nice too, once they exist.
+import { readdirSync, readFileSync } from 'node:fs'
+import { access } from 'node:fs/promises'
+import { setPriority } from 'node:os'
+import { workerData } from 'piscina'
+import type { WorkerData } from './types.ts'
+
+const { niceness } = workerData as WorkerData
+if (niceness > 0) {
+  setPriority(niceness)
+  if (process.platform === 'linux') {
+    await access(import.meta.dirname) // one trip through the pool: it exists after this
+    for (const tid of readdirSync('/proc/self/task')) {
+      const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()
+      // Raising nice needs no privilege; a thread that ended since the listing is no loss.
+      if (name === 'libuv-worker') try { setPriority(Number(tid), niceness) } catch {}
+    }
+  }
+}
