@@ -1,6 +1,7 @@
 // The only file that listens: read config, build the app, listen, and drain gracefully on SIGTERM/SIGINT.
 // With CLUSTER_WORKERS or SERVER_THREADS (shapes kept for measuring, see README "Benchmarks") this file is
 // also what each forked process or server thread runs.
+import './v8-flags.ts'
 import cluster from 'node:cluster'
 import { isMainThread, parentPort } from 'node:worker_threads'
 import closeWithGrace from 'close-with-grace'
