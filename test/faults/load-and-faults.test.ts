@@ -38,14 +38,15 @@ test('saturation: every reply is 200 or 503 with Retry-After, and /health keeps 
   }
   assert.ok(probe.latencies.length >= 5, 'the probe ran throughout')
   assert.ok(probe.statuses.every(s => s === 200))
-  // Most probes must be quick, and none stalled. One probe in a burst may meet a mark-compact pause or a
-  // wave of refusals (57-77 ms seen on this shared 2-core machine); a blocked event loop would be far worse.
+  // Most probes must be quick, and none stalled. One probe in a burst may meet a wave of refusals (20-40 ms
+  // worst in isolated runs on this shared 2-core machine, once every upload stopped allocating a digest
+  // batch it never used); a blocked event loop would be far worse.
   const sorted = [...probe.latencies].sort((a, b) => a - b)
   const p90 = sorted[Math.ceil(sorted.length * 0.9) - 1]!
   const worst = sorted.at(-1)!
   const seen = probe.latencies.map(l => l.toFixed(0)).join(' ')
   assert.ok(p90 < 20, `/health p90 under 20 ms (${p90.toFixed(1)} ms of ${seen})`)
-  assert.ok(worst < 150, `/health never stalled (worst ${worst.toFixed(1)} ms of ${seen})`)
+  assert.ok(worst < 100, `/health never stalled (worst ${worst.toFixed(1)} ms of ${seen})`)
   const metrics = await (await fetch(`${base}/metrics`)).text()
   assert.match(metrics, /thumbd_shed_total\{reason="queue"\} [1-9]/)
   assert.deepEqual(leftoverTempFiles(app), [])
