@@ -123,7 +123,7 @@ try {
     idleRssMB,
     peakRssUnderImageLoadMB: peakRssMB,
     peakRssUnderImageLoadJemallocMB: peakRssJemallocMB,
-    healthUnder200Connections: { p50Ms: health.p50Ms, p99Ms: health.p99Ms, maxMs: health.maxMs, samples: health.samples, replies: saturated.replies }
+    healthUnder200Connections: { p50Ms: health.p50Ms, p99Ms: health.p99Ms, maxMs: health.maxMs, samples: health.samples, statuses: health.statuses, replies: saturated.replies }
   }
   await mkdir(outDir, { recursive: true })
   const file = join(outDir, `bench-${report.date.replace(/[:.]/g, '-')}.json`)
@@ -142,7 +142,7 @@ try {
       `single video thumbnail: thumbd ${f(report.singleVideo.thumbdMs, 0)} ms vs ffmpeg CLI ${f(report.singleVideo.cliMs, 0)} ms (x${f(report.singleVideo.ratio)}, medians)`,
       `idle RSS ${f(idleRssMB, 0)} MB; peak RSS under the image workload at 8 connections ${f(peakRssMB, 0)} MB (glibc malloc)` +
         (peakRssJemallocMB === null ? '' : `, ${f(peakRssJemallocMB, 0)} MB with jemalloc (as in the Docker image)`),
-      `/health under 200 connections: p50 ${f(health.p50Ms, 1)} ms, p99 ${f(health.p99Ms, 1)} ms, max ${f(health.maxMs, 1)} ms (${health.samples} probes; replies ${JSON.stringify(saturated.replies)})`,
+      `/health under 200 connections: p50 ${f(health.p50Ms, 1)} ms, p99 ${f(health.p99Ms, 1)} ms, max ${f(health.maxMs, 1)} ms (${health.samples} probes, statuses ${JSON.stringify(health.statuses)}; thumbnail replies ${JSON.stringify(saturated.replies)})`,
       '',
       `written: ${file}`
     ]

@@ -1,27 +1,31 @@
-// A low-rate /health probe running beside the load: what a load balancer would see.
+// A low-rate /health probe running beside the load: what a load balancer would see. It runs in a process of
+// its own, at normal priority: in the process that drives the load it would wait behind that process's own
+// work (reading /proc, holding and copying request bodies), and report that delay as the server's.
+import { spawn } from 'node:child_process'
+
+const CHILD = new URL('probe-child.ts', import.meta.url).pathname
+
+export interface ProbeResult { p50Ms: number, p99Ms: number, maxMs: number, samples: number, statuses: Record<string, number> }
+
 export function startHealthProbe (base: string, everyMs = 100) {
-  const latencies: number[] = []
-  const statuses = new Map<number, number>()
-  const stopped = new AbortController()
-  const loop = (async () => {
-    while (!stopped.signal.aborted) {
-      const started = performance.now()
-      try {
-        const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(10_000) })
-        await res.arrayBuffer()
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-      } catch {
-        statuses.set(0, (statuses.get(0) ?? 0) + 1)
-      }
-      latencies.push(performance.now() - started)
-      await new Promise(resolve => setTimeout(resolve, everyMs))
-    }
-  })()
+  const child = spawn(process.execPath, [CHILD, base, String(everyMs)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let stdout = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  const exited = new Promise<number | null>(resolve => child.on('close', resolve))
   return {
-    async stop () {
-      stopped.abort()
-      await loop
-      return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies), samples: latencies.length }
+    async stop (): Promise<ProbeResult> {
+      child.stdin.end()
+      const code = await exited
+      let parsed: { latencies: number[], statuses: number[] }
+      try {
+        parsed = JSON.parse(stdout)
+      } catch {
+        throw new Error(`the /health probe failed (exit ${code})`)
+      }
+      const { latencies, statuses } = parsed
+      const counts: Record<string, number> = {}
+      for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1
+      return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies), samples: latencies.length, statuses: counts }
     }
   }
 }
