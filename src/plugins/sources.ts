@@ -69,6 +69,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     let stream: Readable
     let options: Record<string, unknown> = query
     let fetchSignal: AbortSignal | undefined
+    let declared: number | undefined
     if (request.isMultipart()) {
       const part = await request.file()
       if (part === undefined || part.fieldname !== 'file') throw new errors.BadOptions('a multipart upload needs its file in a part named "file"')
@@ -80,8 +81,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       fetchSignal = AbortSignal.any([AbortSignal.timeout(config.fetchTimeoutMs), request.clientGone])
       stream = (await fetcher.fetchSource(url, fetchSignal)).body
     } else {
-      const declared = Number(request.headers['content-length'])
-      if (declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
+      declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length'])
+      if (declared !== undefined && declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
       const body = request.body as Readable | undefined
       if (body === undefined || typeof body.pipe !== 'function') throw new errors.UnsupportedMedia('send the media as the request body, a multipart "file" part, or JSON {"url": ...}')
       stream = body
@@ -89,6 +90,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     let source: SpooledSource
     try {
       source = await spool(stream, {
+        declaredBytes: declared,
         maxBytes: config.maxSourceBytes,
         memoryBytes: config.memorySpoolBytes,
         tempDir: app.tempDir,

@@ -34,11 +34,15 @@ export class StreamDigests {
   private failure: unknown
   private wake: (() => void) | undefined
 
-  /** Without runTask every byte is hashed here (EXECUTION_MODE=inline). */
-  constructor (algorithms: readonly string[], runTask?: RunDigestTask) {
+  /**
+   * Without runTask every byte is hashed here (EXECUTION_MODE=inline). A source announced past OFFLOAD_BYTES
+   * goes to the digest thread from its first byte: hashing its first 4 MiB here too would be thrown away.
+   */
+  constructor (algorithms: readonly string[], runTask?: RunDigestTask, declaredBytes?: number) {
     this.algorithms = [...algorithms]
     this.runTask = runTask
     this.here = this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
+    if (runTask !== undefined && declaredBytes !== undefined && declaredBytes > OFFLOAD_BYTES) this.thread = this.start(runTask)
   }
 
   /** Takes the next chunk; the promise, when there is one, resolves once there is room for more. */

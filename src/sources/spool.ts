@@ -23,6 +23,8 @@ export interface SpoolLimits {
   anyBytes?: boolean
   /** Hashes large sources off the main thread; without it every byte is hashed here. */
   runDigestTask?: RunDigestTask
+  /** The size the client announced (Content-Length of a raw body), if any: only a hint. */
+  declaredBytes?: number
 }
 
 export interface SpooledSource {
@@ -44,7 +46,7 @@ const WRITE_BATCH_BYTES = 1 << 20
 
 export async function spool (stream: Readable, limits: SpoolLimits): Promise<SpooledSource> {
   const algorithms = [...new Set<DigestAlgorithm>(['sha256', ...(limits.algorithms ?? [])])]
-  const digester = new StreamDigests(algorithms, limits.runDigestTask)
+  const digester = new StreamDigests(algorithms, limits.runDigestTask, limits.declaredBytes)
   const sink = new Sink(limits)
   let sniffed = false
   let media: Media | undefined

@@ -54,6 +54,25 @@ test('digests equal Node crypto on both sides of the offload threshold, with and
   assert.equal(results.length, 2)
 })
 
+test('a source announced past the threshold goes to the digest thread from its first byte, whatever it turns out to be', async (t) => {
+  const { runTask, results } = digestPool(t)
+  for (const size of [0, 1000, 5 << 20]) {
+    const bytes = randomBytes(size)
+    const digests = new StreamDigests(['sha256', 'md5'], runTask, 5 << 20)
+    assert.equal(results.length, 1, 'the task starts before any byte')
+    for (const chunk of unevenChunks(bytes)) await digests.update(chunk)
+    const got = await digests.finish()
+    assert.equal(got.sha256, createHash('sha256').update(bytes).digest('hex'), `${size} bytes`)
+    assert.equal(got.md5, createHash('md5').update(bytes).digest('hex'), `${size} bytes`)
+    results.length = 0
+  }
+  // An announcement under the threshold changes nothing.
+  const small = new StreamDigests(['sha256'], runTask, 1000)
+  await small.update(randomBytes(1000))
+  await small.finish()
+  assert.equal(results.length, 0)
+})
+
 test('sources that stay under the threshold take no memory for the digest thread', async (t) => {
   // Each small upload once allocated a 1 MiB batch it never used: at a few hundred photos a second that was
   // enough external memory to run V8's full GC several times a second on the main thread.
