@@ -1,7 +1,7 @@
 // One measured run: optional warm-up, autocannon at the given connections for the given time, a /health
 // probe beside it, and the server's process tree sampled for RSS and CPU.
 import { fire, type Cannon } from './cannon.ts'
-import { startHealthProbe } from './probe.ts'
+import { startHealthProbe, type ProbeResult } from './probe.ts'
 import { startSampler } from './sampler.ts'
 import type { Request } from './scenarios.ts'
 
@@ -19,7 +19,7 @@ export interface ShapeResult {
   rate503: number
   errors: number
   timeouts: number
-  health: { p50Ms: number, p99Ms: number, maxMs: number, samples: number }
+  health: ProbeResult
   /** Summed over the server's process tree; null against --target. */
   peakRssMB: number | null
   coresUsed: number | null
