@@ -28,6 +28,8 @@ const RECIPES = {
   'pic-sierpinski': ['pic-sierpinski.jpg', ['-f', 'lavfi', '-i', 'sierpinski=size=640x480', '-frames:v', '1']],
   'pic-plasma': ['pic-plasma.jpg', ['-f', 'lavfi', '-i', 'nullsrc=s=640x480,geq=r=128+127*sin(X/40)*cos(Y/30):g=128+127*sin((X+Y)/50):b=128+127*cos(X/25)', '-frames:v', '1']],
   'pic-testsrc': ['pic-testsrc.jpg', ['-f', 'lavfi', '-i', 'testsrc=size=640x480', '-frames:v', '1']],
+  // Noise defeats compression: a JPEG past 2 MiB, too large to share a pool thread (src/jobs/pairing.ts).
+  'jpeg-noisy': ['noisy.jpg', ['-f', 'lavfi', '-i', 'nullsrc=s=2400x1600,geq=random(1)*255:128:128', '-frames:v', '1', '-q:v', '2']],
   'jpeg-large': ['large.jpg', ['-f', 'lavfi', '-i', 'testsrc2=size=3000x2000:rate=1', '-frames:v', '1']],
   'mp4-h264': ['h264.mp4', [...pattern('640x360', 2), ...h264]],
   'mp4-h264-faststart': ['h264-faststart.mp4', [...pattern('640x360', 2), ...h264, '-movflags', '+faststart']],

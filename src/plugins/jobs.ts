@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
+import { createPairing, JOBS_PER_THREAD } from '../jobs/pairing.ts'
 import { errors, fromJobFailure } from '../errors.ts'
 import type { JobOutcomeLabel } from './metrics.ts'
 import { cancel, createControl } from '../../workers/control.ts'
@@ -84,6 +85,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       cpuSeconds: Math.ceil(config.jobTimeoutMs / 1000) + 5
     }
   }
+  const pairing = createPairing(config.poolThreads)
   const pool = config.executionMode === 'pool'
     ? new Piscina<Envelope, JobOutcome>({
       filename: WORKER_FILE,
@@ -92,6 +94,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       minThreads: 1,
       maxThreads: config.poolThreads,
       idleTimeout: 60_000,
+      // Small images may share a thread, two at most; pairing.ts decides which.
+      concurrentTasksPerWorker: JOBS_PER_THREAD,
+      loadBalancer: pairing.balancer,
       workerData: { niceness: config.workerNiceness } satisfies WorkerData
     })
     : undefined
@@ -112,11 +117,13 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const ffmpegThreads = inFlight.size === 0 ? config.poolThreads : 1
     const envelope: Envelope = { task, settings: { ...settings, ffmpegThreads }, control, deadline, fault }
     const ref = task.source.ref
+    const seat = pairing.seatFor(task)
     const submitted = performance.now()
     const pending = pool !== undefined
-      ? pool.run(envelope, { transferList: ref.location === 'memory' ? [ref.bytes.buffer as ArrayBuffer] : [] })
+      // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
+      ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList: ref.location === 'memory' ? [ref.bytes.buffer as ArrayBuffer] : [] })
       : dispatch!(envelope)
-    const settled = pending.then(() => {}, () => {}).finally(() => { inFlight.delete(control); completed++ })
+    const settled = pending.then(() => {}, () => {}).finally(() => { pairing.leave(seat); inFlight.delete(control); completed++ })
     inFlight.set(control, settled)
 
     // Each outcome is counted once, where it is decided: the main thread's deadline or the client leaving
@@ -142,7 +149,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         throw fromJobFailure(error, config.jobTimeoutMs)
       }
       count('ok')
-      app.admission.record(task.kind, outcome.workMs)
+      // A job that shared its thread took longer for the same thread time: admission wants the thread time.
+      app.admission.record(task.kind, outcome.workMs / seat.sharers)
       return { value: outcome.value as JobResults[T['kind']], queueMs, workMs: outcome.workMs }
     } catch (err) {
       if (signal?.aborted === true) throw signal.reason
