@@ -18,12 +18,21 @@ async function rate (parallel: number, seconds: number, once: () => Promise<unkn
   return done / ((performance.now() - started) / 1000)
 }
 
-/** The same frame grab as thumbd's video workload, by the ffmpeg CLI: N processes in parallel, N = cores. */
-export const ffmpegFrameCommand = (video: string, at: number) =>
-  ['-hide_banner', '-loglevel', 'error', '-ss', String(at), '-i', video, '-frames:v', '1', '-vf', 'scale=320:-2', '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '4', 'pipe:1']
+/** The same frame grab as thumbd's video workload, by the ffmpeg CLI. */
+export const ffmpegFrameCommand = (video: string, at: number, threads?: number) =>
+  ['-hide_banner', '-loglevel', 'error', ...(threads === undefined ? [] : ['-threads', String(threads)]), '-ss', String(at), '-i', video, '-frames:v', '1', '-vf', 'scale=320:-2', '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '4', 'pipe:1']
 
+/**
+ * N = cores processes in parallel, each with ffmpeg's default threads and with one decoder thread: the
+ * faster counts. On 2 cores one thread each is ~15 % faster (frame threads only add contention), and
+ * thumbd itself runs one per job under load.
+ */
 export async function rawVideo (video: string, cores: number, seconds: number): Promise<number> {
-  return rate(cores, seconds, () => run('ffmpeg', ffmpegFrameCommand(video, 1), { encoding: 'buffer', maxBuffer: 1 << 24 }))
+  let best = 0
+  for (const threads of [undefined, 1]) {
+    best = Math.max(best, await rate(cores, seconds / 2, () => run('ffmpeg', ffmpegFrameCommand(video, 1, threads), { encoding: 'buffer', maxBuffer: 1 << 24 })))
+  }
+  return best
 }
 
 /** sharp in a tight loop: the best of 1, 2 and 2x cores pipelines in flight. */
