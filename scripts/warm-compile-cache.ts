@@ -1,5 +1,6 @@
 // Fills Node's compile cache (NODE_COMPILE_CACHE) with every module the server and its threads load, by
-// running the server once: start, one /api/hash past the digest thread's threshold (which starts it), SIGTERM. With the
+// running the server once: start, one /api/hash past the digest thread's threshold (which starts it), SIGTERM,
+// and the ffmpeg launcher (workers/launcher-process.ts) once, which exits when its stdin closes. With the
 // cache warm no thread loads Node's TypeScript stripper (amaro, about 10 MB per thread): idle RSS goes from
 // about 200 to 165 MB with two job threads (`npm run bench`). The Docker image runs this at build time and
 // then only reads the cache, so a read-only root filesystem is fine. Node keys entries on each file's
@@ -11,6 +12,7 @@ import { createServer } from 'node:net'
 import { OFFLOAD_BYTES } from '../src/sources/digests.ts'
 
 const SERVER = new URL('../src/server.ts', import.meta.url).pathname
+const LAUNCHER = new URL('../workers/launcher-process.ts', import.meta.url).pathname
 const READY_TIMEOUT_MS = 60_000
 
 if (process.env.NODE_COMPILE_CACHE === undefined) {
@@ -42,6 +44,10 @@ try {
   server.kill('SIGTERM')
   const [code] = await exited
   if (code !== 0) throw new Error(`the server exited ${code}`)
+  // Launchers start with the first video job; warm, one holds ~48 MB instead of ~67.
+  const launcher = spawn(process.execPath, [LAUNCHER], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const [launcherCode] = await once(launcher, 'exit') as [number | null]
+  if (launcherCode !== 0) throw new Error(`the launcher exited ${launcherCode}`)
   console.log(`compile cache warm in ${process.env.NODE_COMPILE_CACHE}`)
 } catch (err) {
   server.kill('SIGKILL')

@@ -1,8 +1,8 @@
 // Runs ffmpeg/ffprobe as a child process that this worker owns: bounded output, killed on cancel or
 // deadline (SIGTERM, then SIGKILL), and counted, so nothing outlives the job that started it.
-import { spawn } from 'node:child_process'
 import { sandboxed } from './ffmpeg-args.ts'
 import { JobError } from './job-error.ts'
+import { launch } from './launcher.ts'
 import type { Sandbox } from './types.ts'
 
 const KILL_GRACE_MS = 1000
@@ -33,7 +33,8 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
-    const child = spawn(...sandboxed(bin, args, sandbox), { stdio: ['ignore', 'pipe', 'pipe'] })
+    const [command, commandArgs] = sandboxed(bin, args, sandbox)
+    const child = launch([command, ...commandArgs], sandbox.setpriv)
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0
@@ -65,7 +66,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
         ? new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`)
         : new JobError('INTERNAL', 'could not start a decoder', err.message)
     })
-    child.on('close', (code, killedBy) => {
+    child.on('close', (code: number | null, killedBy: NodeJS.Signals | null) => {
       Atomics.sub(live, 0, 1)
       clearTimeout(killTimer)
       signal.removeEventListener('abort', onAbort)

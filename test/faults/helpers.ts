@@ -36,13 +36,17 @@ export function healthProbe (base: string, everyMs = 25) {
   return { latencies, statuses, stop: async () => { stopped.abort(); await done } }
 }
 
-/** ffmpeg/ffprobe processes whose parent is `pid`. */
+/** ffmpeg/ffprobe processes below `pid`: its children, and theirs (tools run under a launcher process). */
 export function decoderChildren (pid = process.pid): string[] {
-  try {
-    return execFileSync('ps', ['-o', 'comm=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter(c => /ffmpeg|ffprobe/.test(c))
-  } catch {
-    return [] // ps exits 1 when there is no child at all
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' }).trim().split('\n')
+    .map(line => line.trim().split(/\s+/)).map(([p, pp, comm]) => ({ pid: Number(p), ppid: Number(pp), comm: comm ?? '' }))
+  const below = new Set([pid])
+  // ps lists parents before children only by pid order, so repeat until nothing new is found.
+  for (let grew = true; grew;) {
+    grew = false
+    for (const row of table) if (below.has(row.ppid) && !below.has(row.pid)) { below.add(row.pid); grew = true }
   }
+  return table.filter(row => row.pid !== pid && below.has(row.pid) && /ffmpeg|ffprobe/.test(row.comm)).map(row => row.comm)
 }
 
 export async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
