@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import sharp from 'sharp'
+import { OFFLOAD_BYTES } from '../../src/sources/digests.ts'
 import { hammingDistance } from '../../workers/phash.ts'
 import { build, leftoverTempFiles, postMedia } from '../helper.ts'
 import { PICTURES, media } from '../media.ts'
@@ -17,9 +18,9 @@ async function hash (app: Awaited<ReturnType<typeof build>>, body: Buffer, query
 test('digests equal Node crypto, for a source held in memory and one spooled to a temp file', async (t) => {
   for (const memory of ['16777216', '1000']) {
     const app = await build(t, { MEMORY_SPOOL_BYTES: memory })
-    // Large non-media bytes are only counted and hashed past the sniffing window, never kept; over 4 MiB
-    // they are hashed on the digest thread.
-    for (const body of [await media('jpeg-large'), await media('mp4-h264'), Buffer.from('any bytes at all, not media'), randomBytes(6 * 2 ** 20)]) {
+    // Large non-media bytes are only counted and hashed past the sniffing window, never kept; past
+    // OFFLOAD_BYTES they are hashed on the digest thread.
+    for (const body of [await media('jpeg-large'), await media('mp4-h264'), Buffer.from('any bytes at all, not media'), randomBytes(6 * 2 ** 20), randomBytes(OFFLOAD_BYTES + 12_345)]) {
       const reply = await hash(app, body, `?algorithms=${ALL.join(',')}`)
       assert.equal(reply.size, body.length)
       for (const algorithm of ALL) assert.equal(reply.digests[algorithm], createHash(algorithm).update(body).digest('hex'), `${algorithm}, memory ${memory}`)

@@ -6,10 +6,12 @@ import { createHash, randomBytes } from 'node:crypto'
 import { test, type TestContext } from 'node:test'
 import type { MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import { StreamDigests, type RunDigestTask } from '../../src/sources/digests.ts'
+import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from '../../src/sources/digests.ts'
 import type { DigestResult, DigestTask } from '../../workers/digest.ts'
 
 const ALL = ['sha256', 'sha512', 'sha1', 'md5', 'blake2b512', 'sha3-256']
+/** A lower threshold than the server's (OFFLOAD_BYTES), so the tests cross it with small sources. */
+const T = 4 << 20
 
 function digestPool (t: TestContext) {
   const pool = new Piscina<DigestTask, DigestResult>({
@@ -41,10 +43,10 @@ function * unevenChunks (bytes: Buffer): Generator<Buffer> {
 
 test('digests equal Node crypto on both sides of the offload threshold, with and without the digest thread', async (t) => {
   const { runTask, results } = digestPool(t)
-  for (const size of [0, 5, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, 13 * 2 ** 20 + 7]) {
+  for (const size of [0, 5, T - 1, T, T + 1, 13 * 2 ** 20 + 7]) {
     const bytes = randomBytes(size)
     for (const offload of [runTask, undefined]) {
-      const digests = new StreamDigests(ALL, offload)
+      const digests = new StreamDigests(ALL, offload, undefined, T)
       for (const chunk of unevenChunks(bytes)) await digests.update(chunk)
       const got = await digests.finish()
       for (const algorithm of ALL) assert.equal(got[algorithm], createHash(algorithm).update(bytes).digest('hex'), `${algorithm}, ${size} bytes, ${offload === undefined ? 'here' : 'digest thread'}`)
@@ -58,7 +60,7 @@ test('a source announced past the threshold goes to the digest thread from its f
   const { runTask, results } = digestPool(t)
   for (const size of [0, 1000, 5 << 20]) {
     const bytes = randomBytes(size)
-    const digests = new StreamDigests(['sha256', 'md5'], runTask, 5 << 20)
+    const digests = new StreamDigests(['sha256', 'md5'], runTask, 5 << 20, T)
     assert.equal(results.length, 1, 'the task starts before any byte')
     for (const chunk of unevenChunks(bytes)) await digests.update(chunk)
     const got = await digests.finish()
@@ -66,11 +68,18 @@ test('a source announced past the threshold goes to the digest thread from its f
     assert.equal(got.md5, createHash('md5').update(bytes).digest('hex'), `${size} bytes`)
     results.length = 0
   }
-  // An announcement under the threshold changes nothing.
-  const small = new StreamDigests(['sha256'], runTask, 1000)
+  // A body announced under the threshold stays here: it cannot pass the threshold.
+  const small = new StreamDigests(['sha256'], runTask, 1000, T)
   await small.update(randomBytes(1000))
   await small.finish()
   assert.equal(results.length, 0)
+  // With the server's threshold, a 12 MB video is hashed here too, and one announced past it goes out.
+  const video = new StreamDigests(['sha256'], runTask, 12 << 20)
+  for (const chunk of unevenChunks(randomBytes(12 << 20))) await video.update(chunk)
+  await video.finish()
+  assert.equal(results.length, 0)
+  await new StreamDigests(['sha256'], runTask, OFFLOAD_BYTES + 1).finish()
+  assert.equal(results.length, 1)
 })
 
 test('sources that stay under the threshold take no memory for the digest thread', async (t) => {
@@ -78,7 +87,7 @@ test('sources that stay under the threshold take no memory for the digest thread
   // enough external memory to run V8's full GC several times a second on the main thread.
   const { runTask } = digestPool(t)
   const before = process.memoryUsage().arrayBuffers
-  const open = Array.from({ length: 64 }, () => new StreamDigests(['sha256'], runTask))
+  const open = Array.from({ length: 64 }, () => new StreamDigests(['sha256'], runTask, undefined, T))
   for (const digests of open) await digests.update(randomBytes(1000))
   const grown = process.memoryUsage().arrayBuffers - before
   assert.ok(grown < 4 << 20, `64 small sources hold ${(grown / 2 ** 20).toFixed(1)} MiB of buffers`)
@@ -87,7 +96,7 @@ test('sources that stay under the threshold take no memory for the digest thread
 
 test('a source that fills the digest thread faster than it hashes is held back, not queued whole', async (t) => {
   const { runTask } = digestPool(t)
-  const digests = new StreamDigests(['sha3-256'], runTask)
+  const digests = new StreamDigests(['sha3-256'], runTask, undefined, T)
   const bytes = randomBytes(32 * 2 ** 20)
   let heldBack = 0
   for (let at = 0; at < bytes.length; at += 1 << 20) {
@@ -103,13 +112,13 @@ test('a source that fills the digest thread faster than it hashes is held back, 
 
 test('an aborted source ends its digest task; a digest thread that goes away fails the source instead of hanging it', async (t) => {
   const { pool, runTask, results } = digestPool(t)
-  const aborted = new StreamDigests(['sha256'], runTask)
+  const aborted = new StreamDigests(['sha256'], runTask, undefined, T)
   await aborted.update(randomBytes(5 * 2 ** 20))
   aborted.abort()
   aborted.abort()
   assert.equal(await results[0], null)
 
-  const orphaned = new StreamDigests(['sha256'], runTask)
+  const orphaned = new StreamDigests(['sha256'], runTask, undefined, T)
   await orphaned.update(randomBytes(5 * 2 ** 20))
   await pool.destroy()
   await assert.rejects(async () => {
