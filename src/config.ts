@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { availableParallelism, tmpdir } from 'node:os'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
+import { JOBS_PER_THREAD } from './jobs/pairing.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
 
 export const CONFIG_SCHEMA = Type.Object({
@@ -118,11 +119,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
 
 /**
  * libuv's threadpool serves sharp's async work for every worker thread, plus fs and DNS. Its default of 4
- * would queue sharp calls once the pool has more threads than that, so it is sized from the pool unless the
- * operator set it. It must be set before the threadpool first runs: server.ts calls this before building.
+ * would queue sharp calls once the pool runs more pipelines than that (up to JOBS_PER_THREAD per thread,
+ * see src/jobs/pairing.ts), and a URL's DNS lookup or a temp file write would wait behind whole pipelines;
+ * so it is sized from the pool unless the operator set it. It must be set before the threadpool first
+ * runs: server.ts calls this before building.
  */
 export function applyRuntimeDefaults (config: Config, env: Record<string, string | undefined> = process.env): void {
-  env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads + 2))
+  env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads * JOBS_PER_THREAD + 2))
 }
 
 /** Cluster and server-thread primaries hand their generated key down, so every process accepts the same one. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { CONFIG_SCHEMA, ConfigError, loadConfig } from '../src/config.ts'
+import { applyRuntimeDefaults, CONFIG_SCHEMA, ConfigError, loadConfig } from '../src/config.ts'
 
 test('defaults: port 3000, pool mode, a generated key; the result is frozen', () => {
   const config = loadConfig({})
@@ -54,4 +54,13 @@ test('.env.example lists every variable of the schema, with its default', () => 
   for (const [name, schema] of Object.entries(properties)) {
     assert.equal(listed.get(name), String(schema.default), name)
   }
+})
+
+test('libuv\'s threadpool has room for every pipeline the pool runs, plus fs and DNS, unless the operator sized it', () => {
+  const env: Record<string, string | undefined> = {}
+  applyRuntimeDefaults(loadConfig({ POOL_THREADS: '2' }), env)
+  assert.equal(env.UV_THREADPOOL_SIZE, '6', '2 threads x 2 small images + 2')
+  const set: Record<string, string | undefined> = { UV_THREADPOOL_SIZE: '3' }
+  applyRuntimeDefaults(loadConfig({ POOL_THREADS: '8' }), set)
+  assert.equal(set.UV_THREADPOOL_SIZE, '3')
 })
