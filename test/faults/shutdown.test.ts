@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { TEST_KEY } from '../helper.ts'
 import { media } from '../media.ts'
 import { decoderChildren, upload, waitFor } from './helpers.ts'
@@ -14,7 +15,7 @@ const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 
 test('SIGTERM under load: accepted requests finish with 200, later ones get 503 DRAINING, exit 0, nothing left behind', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'thumbd-shutdown-'))
-  const server = spawn(process.execPath, [SERVER], {
+  const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER], {
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, TMP_DIR: tmp, LOG_LEVEL: 'info', POOL_THREADS: '2', SHUTDOWN_GRACE_MS: '20000' },
     stdio: ['ignore', 'pipe', 'inherit']
   })

@@ -4,6 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { test } from 'node:test'
 import { parseAllDocuments } from 'yaml'
 import { CONFIG_SCHEMA } from '../../src/config.ts'
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { build } from '../helper.ts'
 
 const root = new URL('../../', import.meta.url)
@@ -62,6 +63,7 @@ test('the Dockerfile runs the server as npm start does, as non-root, with ffmpeg
   assert.match(dockerfile, /npm ci --omit=dev/)
   assert.match(dockerfile, /^USER node$/m)
   assert.match(dockerfile, /^HEALTHCHECK .*\n?.*\/health\/live/m)
-  assert.match(dockerfile, /^CMD \["node", "src\/server\.ts"\]$/m)
+  assert.deepEqual(JSON.parse(/^CMD (\[.+\])$/m.exec(dockerfile)![1]!), ['node', ...SERVER_NODE_FLAGS, 'src/server.ts'])
+  assert.ok((JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start.includes(` node ${SERVER_NODE_FLAGS.join(' ')} `), 'npm start passes the same Node flags')
   assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m)
 })
