@@ -1,5 +1,5 @@
-// Runs ffmpeg/ffprobe as a child process that this worker owns: bounded output, killed on cancel or
-// deadline (SIGTERM, then SIGKILL), and counted, so nothing outlives the job that started it.
+// Runs ffmpeg/ffprobe for this worker, started by its launcher process (launcher.ts): bounded output, killed
+// on cancel or deadline (SIGTERM, then SIGKILL), and counted, so nothing outlives the job that started it.
 import { sandboxed } from './ffmpeg-args.ts'
 import { JobError } from './job-error.ts'
 import { launch } from './launcher.ts'
