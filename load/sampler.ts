@@ -6,22 +6,24 @@ import { readdirSync, readFileSync } from 'node:fs'
 const CLOCK_TICKS_PER_SECOND = 100
 const PAGE_BYTES = 4096
 
-interface ProcStat { pid: number, ppid: number, cpuTicks: number, rssBytes: number }
+/** `comm`: the command name (at most 15 characters); `state`: R, S, D, Z (zombie) ... */
+export interface ProcStat { pid: number, ppid: number, comm: string, state: string, cpuTicks: number, rssBytes: number }
 
-function readStat (pid: number): ProcStat | undefined {
+export function processStat (pid: number): ProcStat | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // The command name may contain spaces and parentheses: fields start after the last ')'.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    const nameEnd = text.lastIndexOf(')')
+    const fields = text.slice(nameEnd + 2).split(' ')
     const n = (i: number) => Number(fields[i - 3])
-    return { pid, ppid: n(4), cpuTicks: n(14) + n(15) + n(16) + n(17), rssBytes: n(24) * PAGE_BYTES }
+    return { pid, ppid: n(4), comm: text.slice(text.indexOf('(') + 1, nameEnd), state: fields[0]!, cpuTicks: n(14) + n(15) + n(16) + n(17), rssBytes: n(24) * PAGE_BYTES }
   } catch {
     return undefined // gone between listing and reading
   }
 }
 
 export function processTree (root: number): ProcStat[] {
-  const all = readdirSync('/proc').filter(name => /^\d+$/.test(name)).map(name => readStat(Number(name))).filter(s => s !== undefined)
+  const all = readdirSync('/proc').filter(name => /^\d+$/.test(name)).map(name => processStat(Number(name))).filter(s => s !== undefined)
   const children = new Map<number, ProcStat[]>()
   for (const stat of all) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat])
   const tree: ProcStat[] = []

@@ -1,7 +1,7 @@
 // Helpers for tests that put the service under load or break it, always on loopback and bounded.
-import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
+import { processTree } from '../../load/sampler.ts'
 import { AUTH } from '../helper.ts'
 
 export async function listen (app: FastifyInstance): Promise<string> {
@@ -38,15 +38,7 @@ export function healthProbe (base: string, everyMs = 25) {
 
 /** ffmpeg/ffprobe processes below `pid`: its children, and theirs (tools run under a launcher process). */
 export function decoderChildren (pid = process.pid): string[] {
-  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' }).trim().split('\n')
-    .map(line => line.trim().split(/\s+/)).map(([p, pp, comm]) => ({ pid: Number(p), ppid: Number(pp), comm: comm ?? '' }))
-  const below = new Set([pid])
-  // ps lists parents before children only by pid order, so repeat until nothing new is found.
-  for (let grew = true; grew;) {
-    grew = false
-    for (const row of table) if (below.has(row.ppid) && !below.has(row.pid)) { below.add(row.pid); grew = true }
-  }
-  return table.filter(row => row.pid !== pid && below.has(row.pid) && /ffmpeg|ffprobe/.test(row.comm)).map(row => row.comm)
+  return processTree(pid).filter(p => p.pid !== pid && /ffmpeg|ffprobe/.test(p.comm)).map(p => p.comm)
 }
 
 export async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {

@@ -1,9 +1,10 @@
 // Tools start through a launcher process per thread; they must behave as if spawned here, and nothing may
 // outlive the thread, the launcher or the job.
 import assert from 'node:assert/strict'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { Worker } from 'node:worker_threads'
+import { processStat, processTree } from '../../load/sampler.ts'
 import { setLauncherIdleMs } from '../../workers/launcher.ts'
 import { runTool, type ToolLimits } from '../../workers/spawn.ts'
 import type { Sandbox } from '../../workers/types.ts'
@@ -13,23 +14,20 @@ const limits = (signal = new AbortController().signal): ToolLimits => ({ signal,
 
 /** Live (not zombie) children of pid, with their command lines. */
 function children (pid: number): Array<{ pid: number, cmdline: string }> {
-  const found = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
+  return processTree(pid).filter(p => p.ppid === pid && p.state !== 'Z').flatMap(p => {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(ppid) === pid && state !== 'Z') found.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ') })
-    } catch {}
-  }
-  return found
+      return [{ pid: p.pid, cmdline: readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replaceAll('\0', ' ') }]
+    } catch {
+      return [] // gone since the listing
+    }
+  })
 }
 const launcherOf = (pid: number) => children(pid).find(c => c.cmdline.includes('launcher-process.ts'))
 
 async function gone (pid: number, within = 3000) {
   const until = Date.now() + within
   while (Date.now() < until) {
-    const state = (() => { try { return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] } catch { return undefined } })()
+    const state = processStat(pid)?.state
     if (state === undefined || state === 'Z') return true
     await new Promise(resolve => setTimeout(resolve, 50))
   }
