@@ -2,7 +2,7 @@
 // Why: spawn() forks the calling process, and fork copies its page tables. The server holds 300-500 MB
 // under video load, so each spawn() cost 10-20 ms (measured: 1 ms from an empty Node process, 10.6 ms
 // holding 200 MB, 26 ms holding 800 MB), blocking the pool thread and half of it CPU. The launcher holds
-// ~40 MB. Hand-written: no library does this; Node has no posix_spawn/vfork.
+// ~48 MB (with a warm compile cache). Hand-written: no library does this; Node has no posix_spawn/vfork.
 // The tools it starts are the same sandboxed command lines, and die with it (setpriv --pdeathsig); it dies
 // with this thread (setpriv again) or when its stdin closes.
 import { spawn, type ChildProcess } from 'node:child_process'

@@ -1,9 +1,10 @@
 // Which jobs may share a pool thread: piscina's load balancer for the jobs pool.
-// One small-image pipeline leaves its thread's core idle part of the time (the JPEG decode is single-threaded,
-// libvips hands work between its own threads), so two of them run on one thread: measured on 2 cores with a
-// 3 MP photo over HTTP at 4 connections, 0.83 -> 0.87 of bare sharp at its best. Everything else keeps a thread to itself:
-// two 15 MP pipelines on one thread were slower and held ~100 MB more each, and a job waiting behind a
-// video frame would wait for seconds. Hand-written: the policy is thumbd's own (see admission.ts).
+// One small-image pipeline leaves its thread's core idle part of the time (the JPEG decode is
+// single-threaded, libvips hands work between its own threads), so two of them run on one thread: measured
+// on 2 cores with a 3 MP photo over HTTP at 4 connections, 0.83 -> 0.87 of bare sharp at its best.
+// Everything else keeps a thread to itself: two 15 MP pipelines on one thread were slower and held ~100 MB
+// more each, and a job waiting behind a video frame would wait for seconds. Hand-written: the policy is
+// thumbd's own (see admission.ts).
 import { Piscina } from 'piscina'
 import type { JobTask } from '../../workers/types.ts'
 

@@ -51,8 +51,9 @@ export class StreamDigests {
     // A body announced at or under the threshold cannot pass it (HTTP frames it by its Content-Length):
     // its chunks need not be held for a digest thread it will never reach.
     this.runTask = declaredBytes !== undefined && declaredBytes <= offloadBytes ? undefined : runTask
-    this.here = this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
     if (this.runTask !== undefined && declaredBytes !== undefined) this.thread = this.start(this.runTask)
+    // A source hashed on the digest thread from its first byte needs no hashers here.
+    this.here = this.thread !== undefined ? [] : this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
   }
 
   /** Takes the next chunk; the promise, when there is one, resolves once there is room for more. */
