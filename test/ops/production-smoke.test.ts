@@ -1,6 +1,6 @@
 // What the Docker image does, done here (no Docker engine on these machines): the build context the
-// Dockerfile copies, its `npm ci --omit=dev`, its ENV and CMD, with ffmpeg from the OS. Then one image and
-// one video thumbnail, SIGTERM, exit 0.
+// Dockerfile copies (none of them left out by .dockerignore), its `npm ci --omit=dev`, its ENV and CMD,
+// with ffmpeg from the OS. Then one image and one video thumbnail, SIGTERM, exit 0.
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -27,8 +27,16 @@ function dockerfileSteps () {
   return { copies, env, npm, nodeRuns, cmd }
 }
 
+/** .dockerignore's patterns as regexps over a path from the context root (only the forms it uses: names and *). */
+function dockerIgnored (): RegExp[] {
+  return readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map(line => line.trim()).filter(line => line !== '' && !line.startsWith('#'))
+    .map(pattern => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '[^/]*')}(/|$)`))
+}
+
 test('production path: Dockerfile steps, then an image and a video thumbnail, then SIGTERM and exit 0', { timeout: 300_000 }, async () => {
   const steps = dockerfileSteps()
+  const ignored = dockerIgnored()
+  for (const path of steps.copies) assert.ok(!ignored.some(pattern => pattern.test(path)), `the Dockerfile copies ${path}, which .dockerignore leaves out of the context`)
   const app = mkdtempSync(join(tmpdir(), 'thumbd-prod-'))
   // The image's paths under /app are the temp dir's here.
   const env = Object.fromEntries(Object.entries(steps.env).map(([name, value]) => [name, value.replace(/^\/app(?=\/|$)/, app)]))
