@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { Readable } from 'node:stream'
 import { after, describe, test } from 'node:test'
 import { AUTH, build, leftoverTempFiles, leftoverTestTmp, postMedia } from '../helper.ts'
 import { media } from '../media.ts'
+import { decoderChildren } from '../faults/helpers.ts'
 
 const half = (b: Buffer) => b.subarray(0, Math.floor(b.length / 2))
-
-/** ffmpeg/ffprobe processes that are children of this test process (the pool's threads live in it). */
-function childDecoders (): string[] {
-  try {
-    return execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)], { encoding: 'utf8' })
-      .split('\n').filter(name => /ffmpeg|ffprobe/.test(name))
-  } catch {
-    return [] // ps exits 1 when there is no child at all
-  }
-}
 
 function assertError (res: { statusCode: number, json (): unknown, body: string }, status: number, code: string) {
   assert.equal(res.statusCode, status, res.body)
@@ -28,7 +18,7 @@ function assertError (res: { statusCode: number, json (): unknown, body: string 
 
 describe('bad input gets a clear 4xx, fast, and leaves nothing behind', () => {
   after(() => {
-    assert.deepEqual(childDecoders(), [], 'no ffmpeg left running')
+    assert.deepEqual(decoderChildren(), [], 'no ffmpeg left running (the pool\'s threads live in this process)')
     assert.deepEqual(leftoverTestTmp(), [], 'no temp file left in TMP_DIR')
   })
 
