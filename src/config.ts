@@ -30,6 +30,7 @@ export const CONFIG_SCHEMA = Type.Object({
   ALLOW_PRIVATE_SOURCES: Type.Boolean({ default: false, description: 'let URL sources reach loopback/private addresses (tests, private networks)' }),
   FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
+  FFMPEG_ZYGOTE: Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto', description: 'auto: fork ffmpeg/ffprobe from a preloaded zygote when native/ffmpeg-zygote.so is built and loads; off: start each run afresh' }),
   TMP_DIR: Type.String({ default: '', description: 'where temp files go (empty: the OS temp dir); each process uses its own subfolder' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' })
 })
@@ -60,6 +61,7 @@ export interface Config {
   readonly allowPrivateSources: boolean
   readonly ffmpegPath: string
   readonly ffprobePath: string
+  readonly ffmpegZygote: 'auto' | 'off'
   readonly tmpDir: string
   readonly shutdownGraceMs: number
 }
@@ -112,6 +114,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     allowPrivateSources: parsed.ALLOW_PRIVATE_SOURCES,
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,
+    ffmpegZygote: parsed.FFMPEG_ZYGOTE,
     tmpDir: parsed.TMP_DIR || tmpdir(),
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS
   })

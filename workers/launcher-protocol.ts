@@ -1,14 +1,74 @@
-// What a pool thread and its launcher process (launcher.ts, launcher-process.ts) say to each other.
+// What a pool thread says to the process that starts its tools: the Node launcher (launcher-process.ts) or
+// an ffmpeg zygote (native/ffmpeg-zygote.c). Both directions use the same frames, simple enough for C:
+// [id u32 LE][type u8][payload length u32 LE][payload].
+import { constants } from 'node:os'
 
-export type LaunchRequest =
-  | { id: number, argv: string[] }
-  | { id: number, signal: NodeJS.Signals }
+/** Pool thread -> launcher. RUN: argv as NUL-terminated strings; SIGNAL: the signal number (i32). */
+export const REQUEST = { run: 1, signal: 2 } as const
 
+/** Launcher -> pool thread. EXIT: code (i32, -1 when killed), signal number (i32, 0 when none); ERROR: JSON. */
 export const FRAME = { stdout: 1, stderr: 2, exit: 3, error: 4 } as const
 export type FrameType = (typeof FRAME)[keyof typeof FRAME]
 
-/** id (u32 LE), type (u8), payload length (u32 LE). */
 export const FRAME_HEADER_BYTES = 9
 
 export interface ExitPayload { code: number | null, signal: NodeJS.Signals | null }
 export interface ErrorPayload { code?: string, message: string }
+
+export function frameHeader (id: number, type: number, length: number): Buffer {
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES)
+  header.writeUInt32LE(id, 0)
+  header.writeUInt8(type, 4)
+  header.writeUInt32LE(length, 5)
+  return header
+}
+
+export const encodeFrame = (id: number, type: number, payload: Uint8Array) => Buffer.concat([frameHeader(id, type, payload.length), payload])
+
+export const encodeRun = (id: number, argv: string[]) => encodeFrame(id, REQUEST.run, Buffer.from(argv.map(arg => `${arg}\0`).join('')))
+
+export function encodeSignal (id: number, signal: NodeJS.Signals): Buffer {
+  const payload = Buffer.alloc(4)
+  payload.writeInt32LE(constants.signals[signal])
+  return encodeFrame(id, REQUEST.signal, payload)
+}
+
+export function decodeArgv (payload: Buffer): string[] {
+  return payload.toString('utf8').split('\0').slice(0, -1)
+}
+
+export function decodeSignal (payload: Buffer): NodeJS.Signals | undefined {
+  return signalName(payload.readInt32LE(0))
+}
+
+export function encodeExit ({ code, signal }: ExitPayload): Buffer {
+  const payload = Buffer.alloc(8)
+  payload.writeInt32LE(code ?? -1, 0)
+  payload.writeInt32LE(signal === null ? 0 : constants.signals[signal], 4)
+  return payload
+}
+
+export function decodeExit (payload: Buffer): ExitPayload {
+  const code = payload.readInt32LE(0)
+  return { code: code < 0 ? null : code, signal: signalName(payload.readInt32LE(4)) ?? null }
+}
+
+function signalName (number: number): NodeJS.Signals | undefined {
+  return (Object.keys(constants.signals) as NodeJS.Signals[]).find(name => constants.signals[name] === number)
+}
+
+/** Cuts a byte stream into frames, whatever the chunk boundaries. */
+export class FrameReader {
+  #pending: Buffer = Buffer.alloc(0)
+
+  push (chunk: Buffer, onFrame: (id: number, type: number, payload: Buffer) => void) {
+    let bytes = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk])
+    while (bytes.length >= FRAME_HEADER_BYTES) {
+      const length = bytes.readUInt32LE(5)
+      if (bytes.length < FRAME_HEADER_BYTES + length) break
+      onFrame(bytes.readUInt32LE(0), bytes.readUInt8(4), bytes.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + length))
+      bytes = bytes.subarray(FRAME_HEADER_BYTES + length)
+    }
+    this.#pending = bytes
+  }
+}

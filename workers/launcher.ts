@@ -1,16 +1,17 @@
-// Starts ffmpeg/ffprobe through a small launcher process, one per thread, instead of from this process.
-// Why: spawn() forks the calling process, and fork copies its page tables. The server holds 300-500 MB
-// under video load, so each spawn() cost 10-20 ms (measured: 1 ms from an empty Node process, 10.6 ms
-// holding 200 MB, 26 ms holding 800 MB), blocking the pool thread and half of it CPU. The launcher holds
-// ~48 MB (with a warm compile cache). Hand-written: no library does this; Node has no posix_spawn/vfork.
-// The tools it starts are the same sandboxed command lines, and die with it (setpriv --pdeathsig); it dies
-// with this thread (setpriv again) or when its stdin closes.
+// Starts ffmpeg/ffprobe through a helper process per pool thread instead of from this process: an ffmpeg
+// zygote (zygote.ts) where it is built, else a small Node launcher (launcher-process.ts).
+// Why a helper at all: spawn() forks the calling process, and fork copies its page tables. The server holds
+// 300-500 MB under video load, so each spawn() cost 10-20 ms (measured: 1 ms from an empty Node process,
+// 10.6 ms holding 200 MB, 26 ms holding 800 MB), blocking the pool thread and half of it CPU. The Node
+// launcher holds ~48 MB (with a warm compile cache). Hand-written: no library does this; Node has no
+// posix_spawn/vfork. The tools run the same sandboxed, die with their helper, and it dies with this thread
+// (setpriv --pdeathsig) or when its stdin closes.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import { FRAME, FRAME_HEADER_BYTES, type FrameType, type ErrorPayload, type ExitPayload, type LaunchRequest } from './launcher-protocol.ts'
+import { FRAME, FrameReader, decodeExit, encodeRun, encodeSignal, type ErrorPayload } from './launcher-protocol.ts'
 
 const LAUNCHER_FILE = new URL('launcher-process.ts', import.meta.url).pathname
-/** A launcher with nothing to do for this long exits (as idle pool threads do), and gives back its ~48 MB. */
+/** A helper with nothing to do for this long exits (as idle pool threads do), and gives back its memory. */
 let idleMs = 60_000
 
 /** The parts of a ChildProcess that spawn.ts uses. */
@@ -18,6 +19,13 @@ export interface LaunchedTool extends EventEmitter {
   readonly stdout: EventEmitter
   readonly stderr: EventEmitter
   kill (signal: NodeJS.Signals): void
+}
+
+/** How to start a helper, and how many tools it may start before a fresh one takes over. */
+export interface HelperSpec {
+  command: string[]
+  env?: NodeJS.ProcessEnv
+  maxRuns: number
 }
 
 class Tool extends EventEmitter implements LaunchedTool {
@@ -33,56 +41,42 @@ class Tool extends EventEmitter implements LaunchedTool {
   kill (signal: NodeJS.Signals) { this.#signal(signal) }
 }
 
-class Launcher {
+class Helper {
   readonly #process: ChildProcess
   readonly #tools = new Map<number, Tool>()
-  #nextId = 1
-  #pending: Buffer = Buffer.alloc(0)
-  #gone = false
+  readonly #frames = new FrameReader()
+  readonly #maxRuns: number
+  #runs = 0
+  /** False once it is retiring or dead: the next tool goes to a new helper. */
+  #accepting = true
   #idleTimer: NodeJS.Timeout | undefined
 
-  constructor (setpriv: string | undefined) {
-    const command = setpriv === undefined ? [process.execPath, LAUNCHER_FILE] : [setpriv, '--pdeathsig', 'KILL', '--', process.execPath, LAUNCHER_FILE]
-    this.#process = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] })
+  constructor ({ command, env, maxRuns }: HelperSpec) {
+    this.#maxRuns = maxRuns
+    this.#process = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'], env })
     // It must not keep a thread or the server alive by itself.
     this.#process.unref()
     for (const stream of [this.#process.stdin, this.#process.stdout] as unknown as Array<{ unref?: () => void }>) stream.unref?.()
-    this.#process.stdout!.on('data', (chunk: Buffer) => this.#receive(chunk))
+    this.#process.stdout!.on('data', (chunk: Buffer) => this.#frames.push(chunk, (id, type, payload) => this.#deliver(id, type, payload)))
     // Writes after it died fail here; its exit (below) has already failed the tools.
     this.#process.stdin!.on('error', () => {})
     this.#process.on('error', err => this.#fail(err.message))
     this.#process.on('exit', (code, signal) => this.#fail(`the launcher exited (${code ?? signal})`))
   }
 
-  get gone () { return this.#gone }
+  get accepting () { return this.#accepting }
 
   launch (argv: string[]): LaunchedTool {
     clearTimeout(this.#idleTimer)
-    const id = this.#nextId++
-    const tool = new Tool(signal => { if (this.#tools.has(id)) this.#send({ id, signal }) })
+    const id = ++this.#runs
+    const tool = new Tool(signal => { if (this.#tools.has(id)) this.#process.stdin!.write(encodeSignal(id, signal)) })
     this.#tools.set(id, tool)
-    this.#send({ id, argv })
+    this.#process.stdin!.write(encodeRun(id, argv))
+    if (this.#runs >= this.#maxRuns) this.#accepting = false
     return tool
   }
 
-  #send (request: LaunchRequest) {
-    this.#process.stdin!.write(JSON.stringify(request) + '\n')
-  }
-
-  #receive (chunk: Buffer) {
-    let bytes = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk])
-    while (bytes.length >= FRAME_HEADER_BYTES) {
-      const length = bytes.readUInt32LE(5)
-      if (bytes.length < FRAME_HEADER_BYTES + length) break
-      const id = bytes.readUInt32LE(0)
-      const type = bytes.readUInt8(4) as FrameType
-      this.#deliver(id, type, bytes.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + length))
-      bytes = bytes.subarray(FRAME_HEADER_BYTES + length)
-    }
-    this.#pending = bytes
-  }
-
-  #deliver (id: number, type: FrameType, payload: Buffer) {
+  #deliver (id: number, type: number, payload: Buffer) {
     const tool = this.#tools.get(id)
     if (tool === undefined) return
     if (type === FRAME.stdout) tool.stdout.emit('data', payload)
@@ -90,25 +84,26 @@ class Launcher {
     else if (type === FRAME.error) {
       const { code, message } = JSON.parse(payload.toString()) as ErrorPayload
       tool.emit('error', Object.assign(new Error(message), { code }))
-    } else {
-      const { code, signal } = JSON.parse(payload.toString()) as ExitPayload
+    } else if (type === FRAME.exit) {
+      const { code, signal } = decodeExit(payload)
       this.#tools.delete(id)
       tool.emit('close', code, signal)
-      if (this.#tools.size === 0) this.#idleTimer = setTimeout(() => this.#retire(), idleMs).unref()
+      if (this.#tools.size > 0) return
+      if (this.#accepting) this.#idleTimer = setTimeout(() => this.#retire(), idleMs).unref()
+      else this.#retire()
     }
   }
 
-  /** Closing its stdin ends it; decided here, so no tool can be sent to a launcher on its way out. */
+  /** Closing its stdin ends it; decided here, so no tool can be sent to a helper on its way out. */
   #retire () {
     if (this.#tools.size > 0) return
-    this.#gone = true
+    this.#accepting = false
     this.#process.stdin!.end()
   }
 
-  /** The launcher is gone: its tools died with it (pdeathsig, or killed when its stdin closed). */
+  /** The helper is gone: its tools died with it (pdeathsig, or killed when its stdin closed). */
   #fail (reason: string) {
-    if (this.#gone) return
-    this.#gone = true
+    this.#accepting = false
     for (const tool of this.#tools.values()) {
       tool.emit('error', new Error(reason))
       tool.emit('close', null, 'SIGKILL')
@@ -117,12 +112,26 @@ class Launcher {
   }
 }
 
-let launcher: Launcher | undefined
+const helpers = new Map<string, Helper>()
 
-/** Starts argv through this thread's launcher (started on first use, and again should it die). */
+/** Starts argv through this thread's helper `key` (started on first use, and again should it die or retire). */
+export function launchWith (key: string, spec: () => HelperSpec, argv: string[]): LaunchedTool {
+  let helper = helpers.get(key)
+  if (helper === undefined || !helper.accepting) {
+    helper = new Helper(spec())
+    helpers.set(key, helper)
+  }
+  return helper.launch(argv)
+}
+
+/** Starts a (sandboxed) command line through this thread's Node launcher. */
 export function launch (argv: string[], setpriv: string | undefined): LaunchedTool {
-  if (launcher === undefined || launcher.gone) launcher = new Launcher(setpriv)
-  return launcher.launch(argv)
+  return launchWith('node', () => ({ command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE]), maxRuns: Infinity }), argv)
+}
+
+/** The command, killed by the kernel when this thread dies (setpriv, where present). */
+export function withParentDeath (setpriv: string | undefined, command: string[]): string[] {
+  return setpriv === undefined ? command : [setpriv, '--pdeathsig', 'KILL', '--', ...command]
 }
 
 /** Test-only: a shorter idle time. */

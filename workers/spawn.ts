@@ -1,8 +1,10 @@
-// Runs ffmpeg/ffprobe for this worker, started by its launcher process (launcher.ts): bounded output, killed
-// on cancel or deadline (SIGTERM, then SIGKILL), and counted, so nothing outlives the job that started it.
+// Runs ffmpeg/ffprobe for this worker, forked from its zygote (zygote.ts) or started by its launcher
+// (launcher.ts): bounded output, killed on cancel or deadline (SIGTERM, then SIGKILL), and counted, so
+// nothing outlives the job that started it.
 import { sandboxed } from './ffmpeg-args.ts'
 import { JobError } from './job-error.ts'
 import { launch } from './launcher.ts'
+import { launchInZygote } from './zygote.ts'
 import type { Sandbox } from './types.ts'
 
 const KILL_GRACE_MS = 1000
@@ -33,8 +35,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
-    const [command, commandArgs] = sandboxed(bin, args, sandbox)
-    const child = launch([command, ...commandArgs], sandbox.setpriv)
+    const child = sandbox.zygote === undefined ? launch(sandboxed(bin, args, sandbox).flat(), sandbox.setpriv) : launchInZygote(sandbox.zygote, bin, args, sandbox)
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0

@@ -79,6 +79,8 @@ export interface JobSettings {
 export interface Sandbox {
   prlimit?: string
   setpriv?: string
+  /** native/ffmpeg-zygote.so when built and enabled: the tools are forked from a zygote (workers/zygote.ts). */
+  zygote?: string
   addressSpaceBytes: number
   cpuSeconds: number
 }

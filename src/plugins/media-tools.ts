@@ -1,16 +1,18 @@
 // Finds out once, at start, whether ffmpeg and ffprobe work here. Without them images still work,
 // video jobs answer 503 VIDEO_UNAVAILABLE and /health says what is missing.
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
+import { ZYGOTE_FILE } from '../../workers/zygote.ts'
 
 const run = promisify(execFile)
 
 export interface MediaTools {
   /** util-linux tools that sandbox every ffmpeg/ffprobe run, where present (see workers/ffmpeg-args.ts). */
-  sandbox: { prlimit?: string, setpriv?: string }
+  sandbox: { prlimit?: string, setpriv?: string, zygote?: string }
   ffmpeg: string | undefined
   ffprobe: string | undefined
   /** Both tools answered: video jobs can run. */
@@ -26,9 +28,9 @@ declare module 'fastify' {
   }
 }
 
-async function version (bin: string): Promise<string | undefined> {
+async function version (bin: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
   try {
-    const { stdout } = await run(bin, ['-hide_banner', '-version'], { timeout: 5000 })
+    const { stdout } = await run(bin, ['-hide_banner', '-version'], { timeout: 5000, env })
     return /version (\S+)/.exec(stdout)?.[1] ?? 'unknown'
   } catch {
     return undefined
@@ -45,18 +47,28 @@ async function supports (bin: string, args: string[], needle: string): Promise<s
   }
 }
 
+/** The zygote library, if enabled, built, and loadable into both tools (it only serves when asked to). */
+async function zygote (config: Config): Promise<string | undefined> {
+  if (config.ffmpegZygote === 'off' || !existsSync(ZYGOTE_FILE)) return undefined
+  const env = { ...process.env, LD_PRELOAD: [ZYGOTE_FILE, process.env.LD_PRELOAD].filter(Boolean).join(' ') }
+  const loads = await Promise.all([version(config.ffmpegPath, env), version(config.ffprobePath, env)])
+  return loads.every(v => v !== undefined) ? ZYGOTE_FILE : undefined
+}
+
 export default fp<{ config: Config }>(async (app, { config }) => {
-  const [ffmpeg, ffprobe, prlimit, setpriv] = await Promise.all([
+  const [ffmpeg, ffprobe, prlimit, setpriv, zygoteFile] = await Promise.all([
     version(config.ffmpegPath),
     version(config.ffprobePath),
     supports('prlimit', ['--help'], '--as'),
-    supports('setpriv', ['--help'], '--pdeathsig')
+    supports('setpriv', ['--help'], '--pdeathsig'),
+    zygote(config)
   ])
   if (prlimit === undefined || setpriv === undefined) app.log.warn('prlimit/setpriv (util-linux) not found: ffmpeg runs without OS resource limits')
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
+  else if (zygoteFile === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see README)')
   app.decorate('mediaTools', {
-    sandbox: { prlimit, setpriv },
+    sandbox: { prlimit, setpriv, zygote: zygoteFile },
     ffmpeg,
     ffprobe,
     video: missing.length === 0,

@@ -36,9 +36,9 @@ export function healthProbe (base: string, everyMs = 25) {
   return { latencies, statuses, stop: async () => { stopped.abort(); await done } }
 }
 
-/** ffmpeg/ffprobe processes below `pid`: its children, and theirs (tools run under a launcher process). */
+/** ffmpeg/ffprobe runs below `pid`, at any depth (they run under a launcher or a zygote, which are not counted). */
 export function decoderChildren (pid = process.pid): string[] {
-  return processTree(pid).filter(p => p.pid !== pid && /ffmpeg|ffprobe/.test(p.comm)).map(p => p.comm)
+  return processTree(pid).filter(p => p.pid !== pid && /^(ffmpeg|ffprobe)$/.test(p.comm)).map(p => p.comm)
 }
 
 export async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {

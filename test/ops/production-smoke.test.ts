@@ -1,6 +1,7 @@
 // What the Docker image does, done here (no Docker engine on these machines): the build context the
-// Dockerfile copies (none of them left out by .dockerignore), its `npm ci --omit=dev`, its ENV and CMD,
-// with ffmpeg from the OS. Then one image and one video thumbnail, SIGTERM, exit 0.
+// Dockerfile copies (none of them left out by .dockerignore), its `npm ci --omit=dev` (which builds the
+// ffmpeg zygote), its ENV and CMD, with ffmpeg from the OS. Then one image and one video thumbnail, SIGTERM,
+// exit 0.
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -12,6 +13,7 @@ import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { media } from '../media.ts'
 import { freePort } from '../../load/server-process.ts'
+import { processTree } from '../../load/sampler.ts'
 
 const run = promisify(execFile)
 const root = new URL('../../', import.meta.url).pathname
@@ -67,6 +69,7 @@ test('production path: Dockerfile steps, then an image and a video thumbnail, th
     }
     assert.equal((await thumbnail(await media('jpeg'), 'image/jpeg')).width, 320)
     assert.equal((await thumbnail(await media('mp4-h264'), 'video/mp4')).width, 320)
+    assert.ok(processTree(server.pid!).some(p => p.comm === 'ffmpeg-zygote'), 'the build stage built the ffmpeg zygote, and the server uses it')
     server.kill('SIGTERM')
     assert.deepEqual(await exited, [0, null])
     assert.deepEqual(readdirSync(tmp), [])

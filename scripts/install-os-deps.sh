@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs, from Debian/Ubuntu's packages, what thumbd needs from the OS when it is missing: ffmpeg (with
+# ffprobe) for video, and a C compiler, with which npm ci builds the ffmpeg zygote (native/). thumbd never
+# downloads ffmpeg itself.
+set -eu
+packages=""
+if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then packages="ffmpeg"; fi
+if ! command -v cc >/dev/null 2>&1 || [ ! -e /usr/include/stdio.h ]; then packages="$packages gcc libc6-dev"; fi
+if [ -z "$packages" ]; then
+  exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "thumbd: missing $packages; install them with your OS's package manager (or set FFMPEG_PATH/FFPROBE_PATH). Images work without ffmpeg, video without the compiler (slower)." >&2
+  exit 0
+fi
+as_root=""
+[ "$(id -u)" = 0 ] || as_root="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$as_root apt-get update -qq
+# shellcheck disable=SC2086 # the package list is meant to split
+$as_root apt-get install -y -qq --no-install-recommends $packages >/dev/null
+ffmpeg -hide_banner -version | head -n 1

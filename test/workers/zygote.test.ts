@@ -1,0 +1,151 @@
+// ffmpeg/ffprobe forked from a zygote (native/ffmpeg-zygote.c, workers/zygote.ts) must give what the tool
+// run afresh gives, under the same limits, and nothing may outlive the thread, the zygote or the job.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { existsSync, readFileSync, readlinkSync } from 'node:fs'
+import { test } from 'node:test'
+import { promisify } from 'node:util'
+import { Worker } from 'node:worker_threads'
+import { processStat, processTree } from '../../load/sampler.ts'
+import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
+import { runTool, type ToolLimits } from '../../workers/spawn.ts'
+import type { Sandbox } from '../../workers/types.ts'
+import { setRunsPerZygote, ZYGOTE_FILE } from '../../workers/zygote.ts'
+import { build } from '../helper.ts'
+import { mediaPath } from '../media.ts'
+
+const run = promisify(execFile)
+const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', zygote: ZYGOTE_FILE, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+const limits = (signal = new AbortController().signal): ToolLimits => ({ signal, maxStdoutBytes: 1 << 26, children: new SharedArrayBuffer(4), sandbox: SANDBOX, anyExitCode: true })
+/** An ffmpeg that runs until it is stopped (30 s of generated frames, read in real time). */
+const LONG_RUN = ['-hide_banner', '-nostdin', '-re', '-f', 'lavfi', '-i', 'testsrc=d=30:s=64x64', '-f', 'null', '-']
+
+const live = (pid: number) => processTree(pid).filter(p => p.ppid === pid && p.state !== 'Z')
+const zygotes = () => live(process.pid).filter(p => p.comm === 'ffmpeg-zygote')
+
+async function gone (pid: number, within = 3000) {
+  const until = Date.now() + within
+  while (Date.now() < until) {
+    const state = processStat(pid)?.state
+    if (state === undefined || state === 'Z') return true
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  return false
+}
+
+async function runningChild (): Promise<{ zygote: number, pid: number }> {
+  const until = Date.now() + 3000
+  while (Date.now() < until) {
+    for (const zygote of zygotes()) {
+      const [child] = live(zygote.pid)
+      if (child !== undefined) return { zygote: zygote.pid, pid: child.pid }
+    }
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  throw new Error('no tool running under a zygote')
+}
+
+test('the zygote library is built (npm ci builds it with the C compiler that .ci/run installs)', () => {
+  assert.ok(existsSync(ZYGOTE_FILE), `${ZYGOTE_FILE} is missing: run sh scripts/build-zygote.sh`)
+})
+
+test('frames and probes forked from the zygote are what the tools run afresh give, also two at once', async () => {
+  const video = await mediaPath('mp4-h264')
+  const args = frameArgs({ path: video, demuxer: 'mov', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 50_000_000, maxStreams: 32, report: false, coverBox: { width: 640 } })
+  const fresh = await run('ffmpeg', args, { encoding: 'buffer', maxBuffer: 1 << 26 })
+  const [a, b] = await Promise.all([runTool('ffmpeg', args, limits()), runTool('ffmpeg', args, limits())])
+  for (const forked of [a, b]) {
+    assert.equal(forked.code, 0)
+    assert.ok(forked.stdout.length > 100_000)
+    assert.ok(forked.stdout.equals(fresh.stdout), 'the same PPM, byte for byte')
+  }
+  const probe = await runTool('ffprobe', probeArgs(video, 'mov'), limits())
+  assert.deepEqual(JSON.parse(probe.stdout.toString()), JSON.parse((await run('ffprobe', probeArgs(video, 'mov'))).stdout))
+  assert.ok(live(process.pid).some(p => p.comm === 'ffprobe-zygote'))
+
+  const refused = await runTool('ffmpeg', ['-hide_banner', '-i', '/nonexistent.mp4'], limits())
+  assert.equal(refused.code, 1)
+  assert.match(refused.stderr, /No such file or directory/)
+})
+
+test('each forked run gets the sandbox: the limits, its own name, and /dev/null for stdin', async () => {
+  const abort = new AbortController()
+  const running = runTool('ffmpeg', LONG_RUN, limits(abort.signal))
+  const { pid } = await runningChild()
+  assert.equal(processStat(pid)?.comm, 'ffmpeg')
+  const limitsText = readFileSync(`/proc/${pid}/limits`, 'utf8')
+  assert.match(limitsText, /^Max cpu time\s+10\s+10\s/m)
+  assert.match(limitsText, /^Max file size\s+0\s+0\s/m)
+  assert.match(limitsText, /^Max core file size\s+0\s+0\s/m)
+  assert.match(limitsText, new RegExp(`^Max address space\\s+${4 * 2 ** 30}\\s+${4 * 2 ** 30}\\s`, 'm'))
+  assert.equal(readlinkSync(`/proc/${pid}/fd/0`), '/dev/null')
+  abort.abort(new Error('cancelled'))
+  await assert.rejects(running, /cancelled/)
+  assert.ok(await gone(pid), 'a cancelled run is killed')
+})
+
+test('a forked run sees the environment it would have had without the zygote', async () => {
+  // /proc/<pid>/environ shows the block the zygote was started with, so a shell (any glibc program can be a
+  // zygote) prints the environment its fork really has.
+  const { stdout } = await runTool('sh', ['-c', 'env'], limits())
+  const environ = stdout.toString().split('\n')
+  assert.ok(environ.some(v => v.startsWith('PATH=')))
+  assert.ok(!environ.some(v => v.startsWith('THUMBD_ZYGOTE')), 'no zygote settings are left for the tool')
+  assert.ok(!environ.some(v => v.startsWith('LD_PRELOAD=') && v.includes('ffmpeg-zygote')))
+})
+
+test('a zygote that dies fails its running tools, kills them, and the next run gets a new zygote', async () => {
+  const running = runTool('ffmpeg', LONG_RUN, limits())
+  const { zygote, pid } = await runningChild()
+  process.kill(zygote, 'SIGKILL')
+  await assert.rejects(running, { code: 'INTERNAL' })
+  assert.ok(await gone(pid), 'the tool died with its zygote (parent-death signal)')
+  const next = await runTool('ffmpeg', ['-hide_banner', '-version'], limits())
+  assert.match(next.stdout.toString(), /^ffmpeg version/)
+  assert.ok(zygotes().every(z => z.pid !== zygote))
+})
+
+test('after its quota of runs a zygote gives way to a fresh one, with a new address layout', async () => {
+  const libavcodecAt = (pid: number) => readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').find(line => line.includes('libavcodec'))?.split('-')[0]
+  setRunsPerZygote(2)
+  try {
+    // A zygote made by the tests above keeps the quota it was made with.
+    for (const earlier of zygotes()) {
+      process.kill(earlier.pid, 'SIGKILL')
+      assert.ok(await gone(earlier.pid))
+    }
+    const version = () => runTool('ffmpeg', ['-hide_banner', '-version'], limits())
+    await version()
+    const [first] = zygotes()
+    assert.ok(first !== undefined)
+    const firstLayout = libavcodecAt(first.pid)
+    await version()
+    assert.ok(await gone(first.pid), 'it exits after its last run')
+    await version()
+    const [second] = zygotes()
+    assert.ok(second !== undefined && second.pid !== first.pid)
+    assert.notEqual(libavcodecAt(second.pid), firstLayout)
+  } finally {
+    setRunsPerZygote(64)
+  }
+})
+
+test('terminating the thread kills its zygote and the tools forked from it', async () => {
+  const worker = new Worker(new URL('data:text/javascript,' + encodeURIComponent(`
+    import { workerData, parentPort } from 'node:worker_threads'
+    const { runTool } = await import(workerData.spawn)
+    runTool('ffmpeg', workerData.args, { signal: new AbortController().signal, maxStdoutBytes: 1024, children: new SharedArrayBuffer(4), sandbox: workerData.sandbox }).catch(() => {})
+    parentPort.postMessage('started')
+    setInterval(() => {}, 1000)
+  `)), { workerData: { spawn: new URL('../../workers/spawn.ts', import.meta.url).href, sandbox: SANDBOX, args: LONG_RUN } })
+  await new Promise(resolve => worker.once('message', resolve))
+  const { zygote, pid } = await runningChild()
+  await worker.terminate()
+  assert.ok(await gone(zygote), 'the zygote died with its thread')
+  assert.ok(await gone(pid), 'and the tool with its zygote')
+})
+
+test('the server forks the tools from the zygote unless FFMPEG_ZYGOTE=off', async (t) => {
+  assert.equal((await build(t)).mediaTools.sandbox.zygote, ZYGOTE_FILE)
+  assert.equal((await build(t, { FFMPEG_ZYGOTE: 'off' })).mediaTools.sandbox.zygote, undefined)
+})

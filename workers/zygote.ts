@@ -1,0 +1,39 @@
+// Runs ffmpeg/ffprobe as forks of a zygote: the tool itself, loaded once with native/ffmpeg-zygote.so and
+// serving requests (see that file). Debian's ffmpeg spends ~60 ms of CPU linking its ~215 libraries before
+// main(); a fork of the zygote starts at main(). Used when the .so is built (npm ci builds it where a C
+// compiler is present) and FFMPEG_ZYGOTE is not off; else the tools start through the Node launcher.
+import { launchWith, withParentDeath, type HelperSpec, type LaunchedTool } from './launcher.ts'
+import type { Sandbox } from './types.ts'
+
+export const ZYGOTE_FILE = new URL('../native/ffmpeg-zygote.so', import.meta.url).pathname
+
+/**
+ * A zygote's children share its address-space layout, so what one hostile input could learn of it would
+ * hold for the next: a fresh zygote (new layout, ~60 ms) takes over after this many runs.
+ */
+let runsPerZygote = 64
+
+export function launchInZygote (zygote: string, bin: string, args: string[], sandbox: Sandbox): LaunchedTool {
+  return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), [bin, ...args])
+}
+
+function zygoteSpec (zygote: string, bin: string, { setpriv, addressSpaceBytes, cpuSeconds }: Sandbox): HelperSpec {
+  const preload = process.env.LD_PRELOAD ?? ''
+  return {
+    command: withParentDeath(setpriv, [bin]),
+    env: {
+      ...process.env,
+      // jemalloc, where the image preloads it, stays for the tools too.
+      LD_PRELOAD: [zygote, preload].filter(Boolean).join(' '),
+      THUMBD_ZYGOTE: bin,
+      THUMBD_ZYGOTE_PRELOAD: preload,
+      // The limits prlimit gives the tools the Node launcher starts; the zygote sets them on each child.
+      THUMBD_ZYGOTE_AS: String(addressSpaceBytes),
+      THUMBD_ZYGOTE_CPU: String(cpuSeconds)
+    },
+    maxRuns: runsPerZygote
+  }
+}
+
+/** Test-only: how many runs before a zygote is replaced. */
+export function setRunsPerZygote (runs: number) { runsPerZygote = runs }
