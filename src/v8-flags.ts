@@ -10,3 +10,10 @@
 import { setFlagsFromString } from 'node:v8'
 
 setFlagsFromString('--external-memory-accounted-in-global-limit')
+// That global limit is recomputed after each mark-compact from what is live (a ~25 MB heap and the few
+// Buffers in flight) times V8's growing factor, so a 100 MB upload still ran one mark-compact every ~80 ms:
+// 117-157 per 10 s, mutator utilisation 0.66, and V8's helper thread marking for a third of a core
+// (--trace-gc, perf). A factor of 4 (1 + 300/100) lets ~4x as much garbage collect between them:
+// 13-15 per 10 s; 100 MB hashes at 2 connections 7.1-9.4 -> 11.1-13.0/s. It costs peak RSS: the 15 MP
+// photo at 8 connections with jemalloc 506-527 -> 560-581 MB (200 gave 537-545 MB but only 10.1-10.6/s).
+setFlagsFromString('--heap-growing-percent=300')
