@@ -23,6 +23,8 @@ export interface LaunchedTool extends EventEmitter {
 
 /** How to start a helper, and how many tools it may start before a fresh one takes over. */
 export interface HelperSpec {
+  /** For messages: "launcher", "ffmpeg zygote". */
+  name: string
   command: string[]
   env?: NodeJS.ProcessEnv
   maxRuns: number
@@ -46,12 +48,14 @@ class Helper {
   readonly #tools = new Map<number, Tool>()
   readonly #frames = new FrameReader()
   readonly #maxRuns: number
+  readonly #name: string
   #runs = 0
   /** False once it is retiring or dead: the next tool goes to a new helper. */
   #accepting = true
   #idleTimer: NodeJS.Timeout | undefined
 
-  constructor ({ command, env, maxRuns }: HelperSpec) {
+  constructor ({ name, command, env, maxRuns }: HelperSpec) {
+    this.#name = name
     this.#maxRuns = maxRuns
     this.#process = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'], env })
     // It must not keep a thread or the server alive by itself.
@@ -61,7 +65,7 @@ class Helper {
     // Writes after it died fail here; its exit (below) has already failed the tools.
     this.#process.stdin!.on('error', () => {})
     this.#process.on('error', err => this.#fail(err.message))
-    this.#process.on('exit', (code, signal) => this.#fail(`the launcher exited (${code ?? signal})`))
+    this.#process.on('exit', (code, signal) => this.#fail(`the ${this.#name} exited (${code ?? signal})`))
   }
 
   get accepting () { return this.#accepting }
@@ -126,7 +130,7 @@ export function launchWith (key: string, spec: () => HelperSpec, argv: string[])
 
 /** Starts a (sandboxed) command line through this thread's Node launcher. */
 export function launch (argv: string[], setpriv: string | undefined): LaunchedTool {
-  return launchWith('node', () => ({ command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE]), maxRuns: Infinity }), argv)
+  return launchWith('node', () => ({ name: 'launcher', command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE]), maxRuns: Infinity }), argv)
 }
 
 /** The command, killed by the kernel when this thread dies (setpriv, where present). */

@@ -20,6 +20,7 @@ export function launchInZygote (zygote: string, bin: string, args: string[], san
 function zygoteSpec (zygote: string, bin: string, { setpriv, addressSpaceBytes, cpuSeconds }: Sandbox): HelperSpec {
   const preload = process.env.LD_PRELOAD ?? ''
   return {
+    name: `${bin} zygote`,
     command: withParentDeath(setpriv, [bin]),
     env: {
       ...process.env,
