@@ -112,7 +112,8 @@ static void become_tool (int out, int err, int argc, char **argv) {
   prctl(PR_SET_NAME, tool_name);
   int null = open("/dev/null", O_RDONLY);
   if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) _exit(126);
-  close_range(3, ~0U, 0);
+  /* The zygote's own descriptors (the signalfd, other runs' pipes) are not the tool's. */
+  if (close_range(3, ~0U, 0) != 0) for (int fd = 3; fd < 1024; fd++) close(fd);  /* kernels before 5.9 */
   if (address_space > 0) limit(RLIMIT_AS, address_space);
   if (cpu_seconds > 0) limit(RLIMIT_CPU, cpu_seconds);
   limit(RLIMIT_FSIZE, 0);

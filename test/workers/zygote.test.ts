@@ -2,7 +2,7 @@
 // run afresh gives, under the same limits, and nothing may outlive the thread, the zygote or the job.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, readFileSync, readlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
@@ -68,7 +68,7 @@ test('frames and probes forked from the zygote are what the tools run afresh giv
   assert.match(refused.stderr, /No such file or directory/)
 })
 
-test('each forked run gets the sandbox: the limits, its own name, and /dev/null for stdin', async () => {
+test('each forked run gets the sandbox: the limits, its own name, /dev/null for stdin and no other descriptor', async () => {
   const abort = new AbortController()
   const running = runTool('ffmpeg', LONG_RUN, limits(abort.signal))
   const { pid } = await runningChild()
@@ -79,6 +79,7 @@ test('each forked run gets the sandbox: the limits, its own name, and /dev/null 
   assert.match(limitsText, /^Max core file size\s+0\s+0\s/m)
   assert.match(limitsText, new RegExp(`^Max address space\\s+${4 * 2 ** 30}\\s+${4 * 2 ** 30}\\s`, 'm'))
   assert.equal(readlinkSync(`/proc/${pid}/fd/0`), '/dev/null')
+  assert.deepEqual(readdirSync(`/proc/${pid}/fd`).sort(), ['0', '1', '2'], 'none of the zygote\'s descriptors (its requests, other runs\' pipes)')
   abort.abort(new Error('cancelled'))
   await assert.rejects(running, /cancelled/)
   assert.ok(await gone(pid), 'a cancelled run is killed')
