@@ -1,7 +1,7 @@
 // Helpers for tests that put the service under load or break it, always on loopback and bounded.
 import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
-import { processTree } from '../../load/sampler.ts'
+import { processStat, processTree } from '../../load/sampler.ts'
 import { AUTH } from '../helper.ts'
 
 export async function listen (app: FastifyInstance): Promise<string> {
@@ -39,6 +39,17 @@ export function healthProbe (base: string, everyMs = 25) {
 /** ffmpeg/ffprobe runs below `pid`, at any depth (they run under a launcher or a zygote, which are not counted). */
 export function decoderChildren (pid = process.pid): string[] {
   return processTree(pid).filter(p => p.pid !== pid && /^(ffmpeg|ffprobe)$/.test(p.comm)).map(p => p.comm)
+}
+
+/** Whether process pid is gone (or a zombie, killed and not yet reaped) within `within` ms. */
+export async function gone (pid: number, within = 3000) {
+  const until = Date.now() + within
+  while (Date.now() < until) {
+    const state = processStat(pid)?.state
+    if (state === undefined || state === 'Z') return true
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  return false
 }
 
 export async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { Worker } from 'node:worker_threads'
-import { processStat, processTree } from '../../load/sampler.ts'
+import { processTree } from '../../load/sampler.ts'
+import { gone } from '../faults/helpers.ts'
 import { setLauncherIdleMs } from '../../workers/launcher.ts'
 import { runTool, type ToolLimits } from '../../workers/spawn.ts'
 import type { Sandbox } from '../../workers/types.ts'
@@ -23,16 +24,6 @@ function children (pid: number): Array<{ pid: number, cmdline: string }> {
   })
 }
 const launcherOf = (pid: number) => children(pid).find(c => c.cmdline.includes('launcher-process.ts'))
-
-async function gone (pid: number, within = 3000) {
-  const until = Date.now() + within
-  while (Date.now() < until) {
-    const state = processStat(pid)?.state
-    if (state === undefined || state === 'Z') return true
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  return false
-}
 
 test('a tool started through the launcher gives back its output, stderr and exit code', async () => {
   const big = 3 * 2 ** 20 // more than one pipe's worth: frames must be reassembled

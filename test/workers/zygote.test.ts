@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { processStat, processTree } from '../../load/sampler.ts'
+import { gone } from '../faults/helpers.ts'
 import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { runTool, type ToolLimits } from '../../workers/spawn.ts'
 import type { Sandbox } from '../../workers/types.ts'
@@ -22,16 +23,6 @@ const LONG_RUN = ['-hide_banner', '-nostdin', '-re', '-f', 'lavfi', '-i', 'tests
 
 const live = (pid: number) => processTree(pid).filter(p => p.ppid === pid && p.state !== 'Z')
 const zygotes = () => live(process.pid).filter(p => p.comm === 'ffmpeg-zygote')
-
-async function gone (pid: number, within = 3000) {
-  const until = Date.now() + within
-  while (Date.now() < until) {
-    const state = processStat(pid)?.state
-    if (state === undefined || state === 'Z') return true
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  return false
-}
 
 async function runningChild (): Promise<{ zygote: number, pid: number }> {
   const until = Date.now() + 3000
