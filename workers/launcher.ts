@@ -4,8 +4,8 @@
 // 300-500 MB under video load, so each spawn() cost 10-20 ms (measured: 1 ms from an empty Node process,
 // 10.6 ms holding 200 MB, 26 ms holding 800 MB), blocking the pool thread and half of it CPU. The Node
 // launcher holds ~48 MB (with a warm compile cache). Hand-written: no library does this; Node has no
-// posix_spawn/vfork. The tools run the same sandboxed, die with their helper, and it dies with this thread
-// (setpriv --pdeathsig) or when its stdin closes.
+// posix_spawn/vfork. Either way the tools get the same sandbox and die with their helper, and the helper
+// dies with this thread (setpriv --pdeathsig) or when its stdin closes.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import { FRAME, FrameReader, decodeExit, encodeRun, encodeSignal, type ErrorPayload } from './launcher-protocol.ts'
