@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { processStat, processTree } from '../../load/sampler.ts'
-import { gone } from '../faults/helpers.ts'
+import { gone, waitFor } from '../faults/helpers.ts'
 import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { runTool, type ToolLimits } from '../../workers/spawn.ts'
 import type { Sandbox } from '../../workers/types.ts'
@@ -104,7 +104,8 @@ test('after its quota of runs a zygote gives way to a fresh one, with a new addr
     // A zygote made by the tests above keeps the quota it was made with.
     for (const earlier of zygotes()) {
       process.kill(earlier.pid, 'SIGKILL')
-      assert.ok(await gone(earlier.pid))
+      // Reaped, not only dead: this thread has then seen it exit, and will not send it the next run.
+      await waitFor(() => processStat(earlier.pid) === undefined, 3000, 'the zygote to be reaped')
     }
     const version = () => runTool('ffmpeg', ['-hide_banner', '-version'], limits())
     await version()
