@@ -62,6 +62,11 @@ export interface Config {
   readonly ffmpegPath: string
   readonly ffprobePath: string
   readonly ffmpegZygote: 'auto' | 'off'
+  /**
+   * What ffmpeg/ffprobe forked from the zygote see of this process's environment: the search path and the
+   * dynamic loader's settings (the image's jemalloc, a custom ffmpeg's libraries), not the server's secrets.
+   */
+  readonly toolEnv: Readonly<Record<string, string>>
   readonly tmpDir: string
   readonly shutdownGraceMs: number
 }
@@ -71,6 +76,9 @@ export class ConfigError extends Error {
 }
 
 const list = (value: string) => value.split(',').map(s => s.trim()).filter(Boolean)
+
+/** The variables of this process's environment that the tools keep (Config.toolEnv). */
+const TOOL_ENV = ['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'] as const
 
 export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
   let parsed: Env
@@ -115,6 +123,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,
     ffmpegZygote: parsed.FFMPEG_ZYGOTE,
+    toolEnv: Object.freeze(Object.fromEntries(TOOL_ENV.flatMap(name => env[name] === undefined ? [] : [[name, env[name]]]))),
     tmpDir: parsed.TMP_DIR || tmpdir(),
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS
   })

@@ -64,3 +64,8 @@ test('libuv\'s threadpool has room for every pipeline the pool runs, plus fs and
   applyRuntimeDefaults(loadConfig({ POOL_THREADS: '8' }), set)
   assert.equal(set.UV_THREADPOOL_SIZE, '3')
 })
+
+test('the tools keep only the search path and the dynamic loader\'s settings of the environment, no secret', () => {
+  const config = loadConfig({ PATH: '/usr/bin', LD_PRELOAD: '/usr/lib/libjemalloc.so.2', API_KEYS: 'secret', HOME: '/root' })
+  assert.deepEqual(config.toolEnv, { PATH: '/usr/bin', LD_PRELOAD: '/usr/lib/libjemalloc.so.2' })
+})

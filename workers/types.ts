@@ -79,8 +79,11 @@ export interface JobSettings {
 export interface Sandbox {
   prlimit?: string
   setpriv?: string
-  /** native/ffmpeg-zygote.so when built and enabled: the tools are forked from a zygote (workers/zygote.ts). */
-  zygote?: string
+  /**
+   * When native/ffmpeg-zygote.so is built and enabled, the tools are forked from a zygote (workers/zygote.ts),
+   * started with `env` (Config.toolEnv) and not the server's whole environment.
+   */
+  zygote?: { library: string, env: Readonly<Record<string, string>> }
   addressSpaceBytes: number
   cpuSeconds: number
 }

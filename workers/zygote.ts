@@ -13,19 +13,21 @@ export const ZYGOTE_FILE = new URL('../native/ffmpeg-zygote.so', import.meta.url
  */
 let runsPerZygote = 64
 
-export function launchInZygote (zygote: string, bin: string, args: string[], sandbox: Sandbox): LaunchedTool {
+type Zygote = NonNullable<Sandbox['zygote']>
+
+export function launchInZygote (zygote: Zygote, bin: string, args: string[], sandbox: Sandbox): LaunchedTool {
   return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), [bin, ...args])
 }
 
-function zygoteSpec (zygote: string, bin: string, { setpriv, addressSpaceBytes, cpuSeconds }: Sandbox): HelperSpec {
-  const preload = process.env.LD_PRELOAD ?? ''
+function zygoteSpec ({ library, env }: Zygote, bin: string, { setpriv, addressSpaceBytes, cpuSeconds }: Sandbox): HelperSpec {
+  const preload = env.LD_PRELOAD ?? ''
   return {
     name: `${bin} zygote`,
     command: withParentDeath(setpriv, [bin]),
     env: {
-      ...process.env,
+      ...env,
       // jemalloc, where the image preloads it, stays for the tools too.
-      LD_PRELOAD: [zygote, preload].filter(Boolean).join(' '),
+      LD_PRELOAD: [library, preload].filter(Boolean).join(' '),
       THUMBD_ZYGOTE: bin,
       THUMBD_ZYGOTE_PRELOAD: preload,
       // The limits prlimit gives the tools the Node launcher starts; the zygote sets them on each child.

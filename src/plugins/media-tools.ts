@@ -6,13 +6,14 @@ import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
+import type { Sandbox } from '../../workers/types.ts'
 import { ZYGOTE_FILE } from '../../workers/zygote.ts'
 
 const run = promisify(execFile)
 
 export interface MediaTools {
   /** util-linux tools that sandbox every ffmpeg/ffprobe run, where present (see workers/ffmpeg-args.ts). */
-  sandbox: { prlimit?: string, setpriv?: string, zygote?: string }
+  sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
   ffmpeg: string | undefined
   ffprobe: string | undefined
   /** Both tools answered: video jobs can run. */
@@ -47,16 +48,16 @@ async function supports (bin: string, args: string[], needle: string): Promise<s
   }
 }
 
-/** The zygote library, if enabled, built, and loadable into both tools (it only serves when asked to). */
-async function zygote (config: Config): Promise<string | undefined> {
+/** The zygote, if enabled, built, and loadable into both tools with their environment (it only serves when asked to). */
+async function zygote (config: Config): Promise<Sandbox['zygote']> {
   if (config.ffmpegZygote === 'off' || !existsSync(ZYGOTE_FILE)) return undefined
-  const env = { ...process.env, LD_PRELOAD: [ZYGOTE_FILE, process.env.LD_PRELOAD].filter(Boolean).join(' ') }
+  const env = { ...config.toolEnv, LD_PRELOAD: [ZYGOTE_FILE, config.toolEnv.LD_PRELOAD].filter(Boolean).join(' ') }
   const loads = await Promise.all([version(config.ffmpegPath, env), version(config.ffprobePath, env)])
-  return loads.every(v => v !== undefined) ? ZYGOTE_FILE : undefined
+  return loads.every(v => v !== undefined) ? { library: ZYGOTE_FILE, env: config.toolEnv } : undefined
 }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
-  const [ffmpeg, ffprobe, prlimit, setpriv, zygoteFile] = await Promise.all([
+  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom] = await Promise.all([
     version(config.ffmpegPath),
     version(config.ffprobePath),
     supports('prlimit', ['--help'], '--as'),
@@ -66,9 +67,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (prlimit === undefined || setpriv === undefined) app.log.warn('prlimit/setpriv (util-linux) not found: ffmpeg runs without OS resource limits')
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
-  else if (zygoteFile === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see README)')
+  else if (forkedFrom === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see README)')
   app.decorate('mediaTools', {
-    sandbox: { prlimit, setpriv, zygote: zygoteFile },
+    sandbox: { prlimit, setpriv, zygote: forkedFrom },
     ffmpeg,
     ffprobe,
     video: missing.length === 0,

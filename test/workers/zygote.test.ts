@@ -16,7 +16,7 @@ import { build } from '../helper.ts'
 import { mediaPath } from '../media.ts'
 
 const run = promisify(execFile)
-const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', zygote: ZYGOTE_FILE, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', zygote: { library: ZYGOTE_FILE, env: { PATH: process.env.PATH! } }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
 const limits = (signal = new AbortController().signal): ToolLimits => ({ signal, maxStdoutBytes: 1 << 26, children: new SharedArrayBuffer(4), sandbox: SANDBOX, anyExitCode: true })
 /** An ffmpeg that runs until it is stopped (30 s of generated frames, read in real time). */
 const LONG_RUN = ['-hide_banner', '-nostdin', '-re', '-f', 'lavfi', '-i', 'testsrc=d=30:s=64x64', '-f', 'null', '-']
@@ -76,12 +76,15 @@ test('each forked run gets the sandbox: the limits, its own name, /dev/null for 
   assert.ok(await gone(pid), 'a cancelled run is killed')
 })
 
-test('a forked run sees the environment it would have had without the zygote', async () => {
+test('a forked run sees the environment it is given, as it would have without the zygote', async () => {
   // /proc/<pid>/environ shows the block the zygote was started with, so a shell (any glibc program can be a
   // zygote) prints the environment its fork really has.
+  process.env.THUMBD_TEST_SECRET = 'not for the tools'
   const { stdout } = await runTool('sh', ['-c', 'env'], limits())
+  delete process.env.THUMBD_TEST_SECRET
   const environ = stdout.toString().split('\n')
-  assert.ok(environ.some(v => v.startsWith('PATH=')))
+  assert.ok(environ.includes(`PATH=${process.env.PATH}`), 'the sandbox\'s environment')
+  assert.ok(!environ.some(v => v.startsWith('THUMBD_TEST_SECRET')), 'and nothing else of this process\'s')
   assert.ok(!environ.some(v => v.startsWith('THUMBD_ZYGOTE')), 'no zygote settings are left for the tool')
   assert.ok(!environ.some(v => v.startsWith('LD_PRELOAD=') && v.includes('ffmpeg-zygote')))
 })
@@ -139,6 +142,8 @@ test('terminating the thread kills its zygote and the tools forked from it', asy
 })
 
 test('the server forks the tools from the zygote unless FFMPEG_ZYGOTE=off', async (t) => {
-  assert.equal((await build(t)).mediaTools.sandbox.zygote, ZYGOTE_FILE)
+  const { zygote } = (await build(t)).mediaTools.sandbox
+  assert.equal(zygote?.library, ZYGOTE_FILE)
+  assert.deepEqual(Object.keys(zygote.env).filter(name => !['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'].includes(name)), [], 'no more of the server\'s environment')
   assert.equal((await build(t, { FFMPEG_ZYGOTE: 'off' })).mediaTools.sandbox.zygote, undefined)
 })
