@@ -8,7 +8,6 @@ export const REQUEST = { run: 1, signal: 2 } as const
 
 /** Launcher -> pool thread. EXIT: code (i32, -1 when killed), signal number (i32, 0 when none); ERROR: JSON. */
 export const FRAME = { stdout: 1, stderr: 2, exit: 3, error: 4 } as const
-export type FrameType = (typeof FRAME)[keyof typeof FRAME]
 
 export const FRAME_HEADER_BYTES = 9
 
