@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
 import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { OFFLOAD_BYTES } from '../../src/sources/digests.ts'
 import { AUTH, TEST_KEY, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
 import { media, mediaPath } from '../media.ts'
 import { decoderChildren, healthProbe, listen, sleep, threadNiceness, upload, waitFor } from './helpers.ts'
@@ -67,6 +69,21 @@ test('job work runs niced: the pool threads, and the libuv and libvips threads t
     assert.deepEqual(found.map(thread => thread.nice).filter(nice => nice !== 10), [], `every ${name} thread at nice 10`)
   }
   assert.equal(threads.find(thread => thread.name === 'MainThread')?.nice, 0, 'the event loop keeps its priority')
+})
+
+test('the digest thread is intake, not job work: it hashes at the event loop\'s priority', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const atPriority = () => threadNiceness().filter(thread => thread.name === 'WorkerThread' && thread.nice === 0).length
+  // A job first: the pool's threads nice themselves as they start.
+  assert.equal((await upload(base, 'thumbnail', await media('jpeg-large'))).status, 200)
+  assert.equal(atPriority(), 0, 'no worker thread at nice 0 yet')
+  // Past OFFLOAD_BYTES, so the digest thread starts and hashes it; it stays up for a while after.
+  const bytes = randomBytes(OFFLOAD_BYTES + (1 << 20))
+  const reply = await upload(base, 'hash', bytes)
+  assert.equal(reply.status, 200)
+  assert.equal(JSON.parse(reply.body.toString()).digests.sha256, createHash('sha256').update(bytes).digest('hex'))
+  assert.equal(atPriority(), 1, 'one thread at nice 0: the digest thread')
 })
 
 test('abort: clients that leave mid-job leave no ffmpeg and no temp file behind', async (t) => {
