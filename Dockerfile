@@ -13,14 +13,13 @@ COPY native ./native
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
-# ffmpeg/ffprobe for video; tini forwards signals so SIGTERM reaches Node and it can drain; jemalloc keeps
-# RSS flat under sharp's many short-lived allocations (glibc's per-thread arenas fragment).
+# ffmpeg/ffprobe for video; tini forwards signals so SIGTERM reaches Node and it can drain.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg tini libjemalloc2 \
- && rm -rf /var/lib/apt/lists/* \
- && ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2
+ && apt-get install -y --no-install-recommends ffmpeg tini \
+ && rm -rf /var/lib/apt/lists/*
+# One malloc arena: libvips' threads reuse each other's decode buffers (src/node-flags.ts, SERVER_ENV).
 ENV NODE_ENV=production \
-    LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
+    GLIBC_TUNABLES=glibc.malloc.arena_max=1 \
     PORT=3000 \
     HOST=0.0.0.0 \
     TMP_DIR=/tmp/thumbd \

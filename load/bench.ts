@@ -1,8 +1,8 @@
 // npm run bench: thumbd against the raw tools, same machine, same run. Prints thumbd/raw with min-median-max
 // over repeats, single-request video latency against the CLI, idle RSS and peak RSS under the image load.
+// Every server starts as npm start and the image start it (server-process.ts: Node flags, allocator setting).
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
@@ -32,8 +32,6 @@ if (!(await stat(hashFile).catch(() => undefined))) await writeFile(hashFile, ra
 // As in the Docker image: the compile cache is filled before the server that is measured starts.
 await warmCompileCache()
 const server = await startServer({ EXECUTION_MODE: 'pool' })
-/** The allocator the Docker image preloads (Debian's libjemalloc2), when this machine has it too. */
-const JEMALLOC = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'].find(path => existsSync(path))
 const median = (xs: number[]) => percentile(xs, 50)
 const summary = (xs: number[]) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })
 
@@ -94,21 +92,16 @@ try {
     ours.push(performance.now() - t)
   }
 
-  say('peak RSS under the image workload at 8 connections')
-  const sampler = startSampler(server.pid)
-  await load('image', '/api/thumbnail', 'image/jpeg', media.photo, 8)
-  const peakRssMB = sampler.stop().peakRssBytes / 2 ** 20
-  let peakRssJemallocMB: number | null = null
-  if (JEMALLOC !== undefined) {
-    say('peak RSS under the image workload at 8 connections, with jemalloc as in the Docker image')
-    const jemallocServer = await startServer({ EXECUTION_MODE: 'pool', LD_PRELOAD: JEMALLOC })
-    try {
-      const jemallocSampler = startSampler(jemallocServer.pid)
-      await load('image', '/api/thumbnail', 'image/jpeg', media.photo, 8, jemallocServer)
-      peakRssJemallocMB = jemallocSampler.stop().peakRssBytes / 2 ** 20
-    } finally {
-      await jemallocServer.stop()
-    }
+  // On a server of its own: what the image workload holds, not what the workloads before it left behind.
+  say('peak RSS under the image workload at 8 connections, fresh server')
+  const freshServer = await startServer({ EXECUTION_MODE: 'pool' })
+  let peakRssMB: number
+  try {
+    const sampler = startSampler(freshServer.pid)
+    await load('image', '/api/thumbnail', 'image/jpeg', media.photo, 8, freshServer)
+    peakRssMB = sampler.stop().peakRssBytes / 2 ** 20
+  } finally {
+    await freshServer.stop()
   }
 
   say('/health while 200 connections ask for thumbnails')
@@ -131,7 +124,6 @@ try {
     singleVideo: { cliMs: median(cli), thumbdMs: median(ours), ratio: median(ours) / median(cli) },
     idleRssMB,
     peakRssUnderImageLoadMB: peakRssMB,
-    peakRssUnderImageLoadJemallocMB: peakRssJemallocMB,
     healthUnder200Connections: { p50Ms: health.p50Ms, p99Ms: health.p99Ms, maxMs: health.maxMs, samples: health.samples, statuses: health.statuses, replies: saturated.replies, wholeRun: saturated.health }
   }
   await mkdir(outDir, { recursive: true })
@@ -149,8 +141,7 @@ try {
       ...rows.map(r => `| ${r.workload} | ${f(r.rawPerSecond.median, 1)} | ${f(r.thumbdPerSecond.median, 1)} | ${f(r.ratio.min)} – **${f(r.ratio.median)}** – ${f(r.ratio.max)} |`),
       '',
       `single video thumbnail: thumbd ${f(report.singleVideo.thumbdMs, 0)} ms vs ffmpeg CLI ${f(report.singleVideo.cliMs, 0)} ms (x${f(report.singleVideo.ratio)}, medians)`,
-      `idle RSS ${f(idleRssMB, 0)} MB; peak RSS under the image workload at 8 connections ${f(peakRssMB, 0)} MB (glibc malloc)` +
-        (peakRssJemallocMB === null ? '' : `, ${f(peakRssJemallocMB, 0)} MB with jemalloc (as in the Docker image)`),
+      `idle RSS ${f(idleRssMB, 0)} MB; peak RSS under the image workload at 8 connections ${f(peakRssMB, 0)} MB (fresh server)`,
       `/health under 200 connections, saturated (from ${SATURATED_AFTER_MS / 1000} s in): p50 ${f(health.p50Ms, 1)} ms, p99 ${f(health.p99Ms, 1)} ms, max ${f(health.maxMs, 1)} ms (${health.samples} probes, statuses ${JSON.stringify(health.statuses)}; thumbnail replies ${JSON.stringify(saturated.replies)})`,
       `/health over the whole run, ramp included: p50 ${f(saturated.health.p50Ms, 1)} ms, p99 ${f(saturated.health.p99Ms, 1)} ms, max ${f(saturated.health.maxMs, 1)} ms (${saturated.health.samples} probes)`,
       '',

@@ -1,10 +1,10 @@
-// Starts thumbd as `npm start` would (node with its flags and src/server.ts, with its compile cache) on a free loopback port with
+// Starts thumbd as `npm start` would (node with its flags and allocator setting and src/server.ts, with its compile cache) on a free loopback port with
 // a generated key, waits until /health says it can work, and stops it with SIGTERM (SIGKILL if it will not go).
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
-import { SERVER_NODE_FLAGS } from '../src/node-flags.ts'
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../src/node-flags.ts'
 
 const SERVER = new URL('../src/server.ts', import.meta.url).pathname
 const WARM_COMPILE_CACHE = new URL('../scripts/warm-compile-cache.ts', import.meta.url).pathname
@@ -32,7 +32,7 @@ export async function startServer (shapeEnv: Record<string, string>): Promise<Se
   const port = await freePort()
   const apiKey = randomBytes(18).toString('base64url')
   const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: COMPILE_CACHE, PORT: String(port), HOST: '127.0.0.1', API_KEYS: apiKey, LOG_LEVEL: 'warn', ...shapeEnv },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SERVER_ENV, NODE_COMPILE_CACHE: COMPILE_CACHE, PORT: String(port), HOST: '127.0.0.1', API_KEYS: apiKey, LOG_LEVEL: 'warn', ...shapeEnv },
     stdio: ['ignore', 'ignore', 'pipe']
   })
   let stderr = ''

@@ -64,7 +64,7 @@ export interface Config {
   readonly ffmpegZygote: 'auto' | 'off'
   /**
    * What ffmpeg/ffprobe forked from the zygote see of this process's environment: the search path and the
-   * dynamic loader's settings (the image's jemalloc, a custom ffmpeg's libraries), not the server's secrets.
+   * dynamic loader's settings (a preloaded allocator, a custom ffmpeg's libraries), not the server's secrets.
    */
   readonly toolEnv: Readonly<Record<string, string>>
   readonly tmpDir: string

@@ -26,7 +26,7 @@ function zygoteSpec ({ library, env }: Zygote, bin: string, { setpriv, addressSp
     command: withParentDeath(setpriv, [bin]),
     env: {
       ...env,
-      // jemalloc, where the image preloads it, stays for the tools too.
+      // A library the operator preloads (an allocator, say) stays for the tools too.
       LD_PRELOAD: [library, preload].filter(Boolean).join(' '),
       THUMBD_ZYGOTE: bin,
       THUMBD_ZYGOTE_PRELOAD: preload,

@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { test } from 'node:test'
 import { parseAllDocuments } from 'yaml'
 import { CONFIG_SCHEMA } from '../../src/config.ts'
-import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { build } from '../helper.ts'
 
 const root = new URL('../../', import.meta.url)
@@ -64,6 +64,12 @@ test('the Dockerfile runs the server as npm start does, as non-root, with ffmpeg
   assert.match(dockerfile, /^USER node$/m)
   assert.match(dockerfile, /^HEALTHCHECK .*\n?.*\/health\/live/m)
   assert.deepEqual(JSON.parse(/^CMD (\[.+\])$/m.exec(dockerfile)![1]!), ['node', ...SERVER_NODE_FLAGS, 'src/server.ts'])
-  assert.ok((JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start.includes(` node ${SERVER_NODE_FLAGS.join(' ')} `), 'npm start passes the same Node flags')
+  const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start
+  assert.ok(start.includes(` node ${SERVER_NODE_FLAGS.join(' ')} `), 'npm start passes the same Node flags')
+  const envPairs = [...dockerfile.replace(/\\\n/g, ' ').matchAll(/^ENV (.+)$/gm)].flatMap(m => m[1]!.trim().split(/\s+/))
+  for (const [name, value] of Object.entries(SERVER_ENV)) {
+    assert.ok(envPairs.includes(`${name}=${value}`), `the image sets ${name}`)
+    assert.ok(start.startsWith(`${name}=\${${name}:-${value}} `), `npm start sets ${name} unless it is set`)
+  }
   assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m)
 })
