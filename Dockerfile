@@ -40,4 +40,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--v8-pool-size=1", "src/server.ts"]
+CMD ["node", "--v8-pool-size=1", "--max-semi-space-size=4", "src/server.ts"]
