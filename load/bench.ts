@@ -1,6 +1,6 @@
 // npm run bench: thumbd against the raw tools, same machine, same run. Prints thumbd/raw with min-median-max
 // over repeats, single-request video latency against the CLI, idle RSS and peak RSS under the image load.
-// Every server starts as npm start and the image start it (server-process.ts: Node flags, allocator setting).
+// Every server starts as `npm start` and the image start theirs (server-process.ts: Node flags, allocator setting).
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'

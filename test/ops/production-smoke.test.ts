@@ -47,7 +47,7 @@ test('production path: Dockerfile steps, then an image and a video thumbnail, th
   assert.ok(!readdirSync(join(app, 'node_modules')).includes('typescript'), 'no dev dependencies')
   const tmp = mkdtempSync(join(tmpdir(), 'thumbd-prod-tmp-'))
   // The build-time runs (the compile cache warm-up), with the image's environment.
-  for (const args of steps.nodeRuns) await run(process.execPath, args, { cwd: app, env: { ...env, PATH: process.env.PATH, LD_PRELOAD: '', TMP_DIR: tmp }, timeout: 120_000 })
+  for (const args of steps.nodeRuns) await run(process.execPath, args, { cwd: app, env: { ...env, PATH: process.env.PATH, TMP_DIR: tmp }, timeout: 120_000 })
   assert.ok(readdirSync(env.NODE_COMPILE_CACHE!).length > 0, 'the compile cache is warm')
   const cmd = steps.cmd
 
@@ -55,7 +55,7 @@ test('production path: Dockerfile steps, then an image and a video thumbnail, th
   // The image's Node is 24; here the same binary that runs the tests stands in for it.
   const server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
     cwd: app,
-    env: { ...env, PATH: process.env.PATH, LD_PRELOAD: '', PORT: String(port), HOST: '127.0.0.1', TMP_DIR: tmp, API_KEYS: 'prod-smoke-key' },
+    env: { ...env, PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', TMP_DIR: tmp, API_KEYS: 'prod-smoke-key' },
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const exited = once(server, 'exit') as Promise<[number | null, string | null]>
