@@ -45,7 +45,7 @@ try {
   const [code] = await exited
   if (code !== 0) throw new Error(`the server exited ${code}`)
   // Launchers start with the first video job; warm, one holds ~48 MB instead of ~67.
-  const launcher = spawn(process.execPath, [LAUNCHER], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const launcher = spawn(process.execPath, [LAUNCHER, '{}'], { stdio: ['ignore', 'ignore', 'inherit'] })
   const [launcherCode] = await once(launcher, 'exit') as [number | null]
   if (launcherCode !== 0) throw new Error(`the launcher exited ${launcherCode}`)
   console.log(`compile cache warm in ${process.env.NODE_COMPILE_CACHE}`)

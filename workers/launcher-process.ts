@@ -1,10 +1,12 @@
 // The Node launcher: a small process that starts ffmpeg/ffprobe for one pool thread (see launcher.ts for
 // why), used where the ffmpeg zygote is not (native/ffmpeg-zygote.c). Requests arrive on stdin and what
 // the tools say goes back on stdout, both as frames (launcher-protocol.ts). When stdin closes (the thread
-// or the server is gone) every tool is killed and the launcher exits.
+// or the server is gone) every tool is killed and the launcher exits. Its one argument is the tools'
+// whole environment, as JSON (launcher.ts): nothing else of the server's reaches a decoder.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { FRAME, FrameReader, REQUEST, decodeArgv, decodeSignal, encodeExit, encodeFrame, frameHeader } from './launcher-protocol.ts'
 
+const toolEnv = JSON.parse(process.argv[2] ?? '{}') as Record<string, string>
 const tools = new Map<number, ChildProcess>()
 
 function relay (id: number, type: number, chunk: Buffer) {
@@ -14,7 +16,7 @@ function relay (id: number, type: number, chunk: Buffer) {
 }
 
 function start (id: number, [bin, ...args]: string[]) {
-  const tool = spawn(bin!, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const tool = spawn(bin!, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnv })
   tools.set(id, tool)
   tool.stdout.on('data', (chunk: Buffer) => relay(id, FRAME.stdout, chunk))
   tool.stderr.on('data', (chunk: Buffer) => relay(id, FRAME.stderr, chunk))

@@ -128,9 +128,12 @@ export function launchWith (key: string, spec: () => HelperSpec, argv: string[])
   return helper.launch(argv)
 }
 
-/** Starts a (sandboxed) command line through this thread's Node launcher. */
-export function launch (argv: string[], setpriv: string | undefined): LaunchedTool {
-  return launchWith('node', () => ({ name: 'launcher', command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE]), maxRuns: Infinity }), argv)
+/**
+ * Starts a (sandboxed) command line through this thread's Node launcher, with `env` as the tool's whole
+ * environment. The launcher keeps this process's (its compile cache, say); only its tools get `env`.
+ */
+export function launch (argv: string[], setpriv: string | undefined, env: Readonly<Record<string, string>>): LaunchedTool {
+  return launchWith('node', () => ({ name: 'launcher', command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE, JSON.stringify(env)]), maxRuns: Infinity }), argv)
 }
 
 /** The command, killed by the kernel when this thread dies (setpriv, where present). */

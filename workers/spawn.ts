@@ -35,7 +35,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
-    const child = sandbox.zygote === undefined ? launch(sandboxed(bin, args, sandbox).flat(), sandbox.setpriv) : launchInZygote(sandbox.zygote, bin, args, sandbox)
+    const child = sandbox.zygote === undefined ? launch(sandboxed(bin, args, sandbox).flat(), sandbox.setpriv, sandbox.env) : launchInZygote(sandbox.zygote, bin, args, sandbox)
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0

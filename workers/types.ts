@@ -79,11 +79,10 @@ export interface JobSettings {
 export interface Sandbox {
   prlimit?: string
   setpriv?: string
-  /**
-   * When native/ffmpeg-zygote.so is built and enabled, the tools are forked from a zygote (workers/zygote.ts),
-   * started with `env` (Config.toolEnv) and not the server's whole environment.
-   */
-  zygote?: { library: string, env: Readonly<Record<string, string>> }
+  /** The environment of every tool run (Config.toolEnv): the search path and the loader's settings, not the server's secrets. */
+  env: Readonly<Record<string, string>>
+  /** When native/ffmpeg-zygote.so is built and enabled, the tools are forked from a zygote (workers/zygote.ts). */
+  zygote?: { library: string }
   addressSpaceBytes: number
   cpuSeconds: number
 }

@@ -19,7 +19,7 @@ export function launchInZygote (zygote: Zygote, bin: string, args: string[], san
   return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), [bin, ...args])
 }
 
-function zygoteSpec ({ library, env }: Zygote, bin: string, { setpriv, addressSpaceBytes, cpuSeconds }: Sandbox): HelperSpec {
+function zygoteSpec ({ library }: Zygote, bin: string, { setpriv, addressSpaceBytes, cpuSeconds, env }: Sandbox): HelperSpec {
   const preload = env.LD_PRELOAD ?? ''
   return {
     name: `${bin} zygote`,

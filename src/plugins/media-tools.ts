@@ -53,7 +53,7 @@ async function zygote (config: Config): Promise<Sandbox['zygote']> {
   if (config.ffmpegZygote === 'off' || !existsSync(ZYGOTE_FILE)) return undefined
   const env = { ...config.toolEnv, LD_PRELOAD: [ZYGOTE_FILE, config.toolEnv.LD_PRELOAD].filter(Boolean).join(' ') }
   const loads = await Promise.all([version(config.ffmpegPath, env), version(config.ffprobePath, env)])
-  return loads.every(v => v !== undefined) ? { library: ZYGOTE_FILE, env: config.toolEnv } : undefined
+  return loads.every(v => v !== undefined) ? { library: ZYGOTE_FILE } : undefined
 }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
@@ -69,7 +69,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (forkedFrom === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see README)')
   app.decorate('mediaTools', {
-    sandbox: { prlimit, setpriv, zygote: forkedFrom },
+    sandbox: { prlimit, setpriv, env: config.toolEnv, zygote: forkedFrom },
     ffmpeg,
     ffprobe,
     video: missing.length === 0,

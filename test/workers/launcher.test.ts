@@ -10,7 +10,7 @@ import { setLauncherIdleMs } from '../../workers/launcher.ts'
 import { runTool, type ToolLimits } from '../../workers/spawn.ts'
 import type { Sandbox } from '../../workers/types.ts'
 
-const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
 const limits = (signal = new AbortController().signal): ToolLimits => ({ signal, maxStdoutBytes: 1 << 24, children: new SharedArrayBuffer(4), sandbox: SANDBOX, anyExitCode: true })
 
 /** Live (not zombie) children of pid, with their command lines. */
@@ -24,6 +24,16 @@ function children (pid: number): Array<{ pid: number, cmdline: string }> {
   })
 }
 const launcherOf = (pid: number) => children(pid).find(c => c.cmdline.includes('launcher-process.ts'))
+
+test('a tool started through the launcher gets the sandbox\'s environment and nothing else of this process\'s', async () => {
+  // The launcher is started once per thread; this variable is set before its first run in this file.
+  process.env.THUMBD_TEST_SECRET = 'not for the tools'
+  const { stdout } = await runTool('sh', ['-c', 'env'], limits())
+  delete process.env.THUMBD_TEST_SECRET
+  const environ = stdout.toString().split('\n').filter(Boolean)
+  assert.ok(environ.includes(`PATH=${process.env.PATH}`), 'the sandbox\'s environment')
+  assert.ok(!environ.some(v => v.startsWith('THUMBD_TEST_SECRET')), 'and nothing else of this process\'s')
+})
 
 test('a tool started through the launcher gives back its output, stderr and exit code', async () => {
   const big = 3 * 2 ** 20 // more than one pipe's worth: frames must be reassembled

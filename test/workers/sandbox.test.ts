@@ -11,14 +11,14 @@ import { sandboxed } from '../../workers/ffmpeg-args.ts'
 import type { Sandbox } from '../../workers/types.ts'
 
 const run = promisify(execFile)
-const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
 
 test('the command is wrapped in prlimit and setpriv, which exec the tool in place', () => {
   const [bin, args] = sandboxed('ffmpeg', ['-version'], SANDBOX)
   assert.equal(bin, 'prlimit')
   assert.deepEqual(args.slice(-6), ['setpriv', '--pdeathsig', 'KILL', '--', 'ffmpeg', '-version'])
   assert.ok(args.includes('--fsize=0'))
-  assert.deepEqual(sandboxed('ffmpeg', ['-version'], { addressSpaceBytes: 1, cpuSeconds: 1 }), ['ffmpeg', ['-version']])
+  assert.deepEqual(sandboxed('ffmpeg', ['-version'], { env: {}, addressSpaceBytes: 1, cpuSeconds: 1 }), ['ffmpeg', ['-version']])
 })
 
 test('a sandboxed tool cannot write a file', async () => {

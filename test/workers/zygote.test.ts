@@ -16,7 +16,7 @@ import { build } from '../helper.ts'
 import { mediaPath } from '../media.ts'
 
 const run = promisify(execFile)
-const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', zygote: { library: ZYGOTE_FILE, env: { PATH: process.env.PATH! } }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, zygote: { library: ZYGOTE_FILE }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
 const limits = (signal = new AbortController().signal): ToolLimits => ({ signal, maxStdoutBytes: 1 << 26, children: new SharedArrayBuffer(4), sandbox: SANDBOX, anyExitCode: true })
 /** An ffmpeg that runs until it is stopped (30 s of generated frames, read in real time). */
 const LONG_RUN = ['-hide_banner', '-nostdin', '-re', '-f', 'lavfi', '-i', 'testsrc=d=30:s=64x64', '-f', 'null', '-']
@@ -142,8 +142,8 @@ test('terminating the thread kills its zygote and the tools forked from it', asy
 })
 
 test('the server forks the tools from the zygote unless FFMPEG_ZYGOTE=off', async (t) => {
-  const { zygote } = (await build(t)).mediaTools.sandbox
+  const { zygote, env } = (await build(t)).mediaTools.sandbox
   assert.equal(zygote?.library, ZYGOTE_FILE)
-  assert.deepEqual(Object.keys(zygote.env).filter(name => !['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'].includes(name)), [], 'no more of the server\'s environment')
+  assert.deepEqual(Object.keys(env).filter(name => !['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'].includes(name)), [], 'no more of the server\'s environment')
   assert.equal((await build(t, { FFMPEG_ZYGOTE: 'off' })).mediaTools.sandbox.zygote, undefined)
 })
