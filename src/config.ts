@@ -63,8 +63,8 @@ export interface Config {
   readonly ffprobePath: string
   readonly ffmpegZygote: 'auto' | 'off'
   /**
-   * What ffmpeg/ffprobe forked from the zygote see of this process's environment: the search path and the
-   * dynamic loader's settings (a preloaded allocator, a custom ffmpeg's libraries), not the server's secrets.
+   * What ffmpeg/ffprobe see of this process's environment, whichever helper starts them: the search path and
+   * the dynamic loader's settings (a preloaded allocator, a custom ffmpeg's libraries), not the server's secrets.
    */
   readonly toolEnv: Readonly<Record<string, string>>
   readonly tmpDir: string

@@ -15,21 +15,24 @@ let runsPerZygote = 64
 
 type Zygote = NonNullable<Sandbox['zygote']>
 
+/** `env` with the zygote library preloaded ahead of what it preloads already (an allocator, say), which stays for the tools too. */
+export function preloadingZygote (library: string, env: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...env, LD_PRELOAD: [library, env.LD_PRELOAD].filter(Boolean).join(' ') }
+}
+
 export function launchInZygote (zygote: Zygote, bin: string, args: string[], sandbox: Sandbox): LaunchedTool {
   return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), [bin, ...args])
 }
 
 function zygoteSpec ({ library }: Zygote, bin: string, { setpriv, addressSpaceBytes, cpuSeconds, env }: Sandbox): HelperSpec {
-  const preload = env.LD_PRELOAD ?? ''
   return {
     name: `${bin} zygote`,
     command: withParentDeath(setpriv, [bin]),
     env: {
-      ...env,
-      // A library the operator preloads (an allocator, say) stays for the tools too.
-      LD_PRELOAD: [library, preload].filter(Boolean).join(' '),
+      ...preloadingZygote(library, env),
       THUMBD_ZYGOTE: bin,
-      THUMBD_ZYGOTE_PRELOAD: preload,
+      // What the tools get back as LD_PRELOAD.
+      THUMBD_ZYGOTE_PRELOAD: env.LD_PRELOAD ?? '',
       // The limits prlimit gives the tools the Node launcher starts; the zygote sets them on each child.
       THUMBD_ZYGOTE_AS: String(addressSpaceBytes),
       THUMBD_ZYGOTE_CPU: String(cpuSeconds)

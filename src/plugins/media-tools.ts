@@ -7,12 +7,12 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import type { Sandbox } from '../../workers/types.ts'
-import { ZYGOTE_FILE } from '../../workers/zygote.ts'
+import { preloadingZygote, ZYGOTE_FILE } from '../../workers/zygote.ts'
 
 const run = promisify(execFile)
 
 export interface MediaTools {
-  /** util-linux tools that sandbox every ffmpeg/ffprobe run, where present (see workers/ffmpeg-args.ts). */
+  /** What every ffmpeg/ffprobe run gets: util-linux's limits where present (workers/ffmpeg-args.ts), its environment, and the zygote where it loads. */
   sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
   ffmpeg: string | undefined
   ffprobe: string | undefined
@@ -51,7 +51,7 @@ async function supports (bin: string, args: string[], needle: string): Promise<s
 /** The zygote, if enabled, built, and loadable into both tools with their environment (it only serves when asked to). */
 async function zygote (config: Config): Promise<Sandbox['zygote']> {
   if (config.ffmpegZygote === 'off' || !existsSync(ZYGOTE_FILE)) return undefined
-  const env = { ...config.toolEnv, LD_PRELOAD: [ZYGOTE_FILE, config.toolEnv.LD_PRELOAD].filter(Boolean).join(' ') }
+  const env = preloadingZygote(ZYGOTE_FILE, config.toolEnv)
   const loads = await Promise.all([version(config.ffmpegPath, env), version(config.ffprobePath, env)])
   return loads.every(v => v !== undefined) ? { library: ZYGOTE_FILE } : undefined
 }
