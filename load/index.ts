@@ -8,7 +8,7 @@ import { save, table, type Report } from './report.ts'
 import { runShape, type ShapeResult } from './run.ts'
 import { scenarioRequest } from './scenarios.ts'
 import { startServer, type ServerHandle } from './server-process.ts'
-import { DEFAULT_SHAPE, compareShapes } from './shapes.ts'
+import { DEFAULT_SHAPE, compareShapes } from './shapes/index.ts'
 import { startStaticServer } from './static-server.ts'
 
 const progress = (line: string) => process.stderr.write(`\r\x1b[K${line}`)
@@ -46,7 +46,7 @@ async function main (args: LoadArgs): Promise<Report> {
   const results: ShapeResult[] = []
   for (const shape of args.target === undefined ? shapes : [{ name: 'target', env: {} }]) {
     say(`${shape.name}: ${args.target === undefined ? 'starting a fresh server' : `against ${args.target}`}`)
-    const server = args.target === undefined ? await startServer({ ...shape.env, ...urlEnv }) : undefined
+    const server = args.target === undefined ? await startServer({ ...shape.env, ...urlEnv }, shape.entry) : undefined
     running.server = server
     try {
       results.push(await runShape({

@@ -4,12 +4,13 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../src/node-flags.ts'
 
-const SERVER = new URL('../src/server.ts', import.meta.url).pathname
-const WARM_COMPILE_CACHE = new URL('../scripts/warm-compile-cache.ts', import.meta.url).pathname
+const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url))
+const WARM_COMPILE_CACHE = fileURLToPath(new URL('../scripts/warm-compile-cache.ts', import.meta.url))
 /** Where `npm start` keeps Node's compile cache (package.json). */
-const COMPILE_CACHE = new URL('../node_modules/.cache/thumbd-compile', import.meta.url).pathname
+const COMPILE_CACHE = fileURLToPath(new URL('../node_modules/.cache/thumbd-compile', import.meta.url))
 const READY_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 40_000
 
@@ -28,10 +29,11 @@ export async function freePort (): Promise<number> {
   return port
 }
 
-export async function startServer (shapeEnv: Record<string, string>): Promise<ServerHandle> {
+/** `entry`: the script to run, src/server.ts unless a comparison shape (shapes/) names its own. */
+export async function startServer (shapeEnv: Record<string, string>, entry = SERVER): Promise<ServerHandle> {
   const port = await freePort()
   const apiKey = randomBytes(18).toString('base64url')
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SERVER_ENV, NODE_COMPILE_CACHE: COMPILE_CACHE, PORT: String(port), HOST: '127.0.0.1', API_KEYS: apiKey, LOG_LEVEL: 'warn', ...shapeEnv },
     stdio: ['ignore', 'ignore', 'pipe']
   })

@@ -13,8 +13,7 @@ export const CONFIG_SCHEMA = Type.Object({
   API_KEYS: Type.String({ default: '', description: 'comma-separated bearer keys for /api/*; empty: one is generated and logged at start' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level' }),
   EXECUTION_MODE: Type.Enum(['pool', 'inline'], { default: 'pool', description: 'pool: jobs run in worker threads; inline: on the main thread (for comparison only)' }),
-  CLUSTER_WORKERS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'fork this many node:cluster processes (0: no cluster)' }),
-  SERVER_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'run this many worker threads that each serve the whole app on PORT (SO_REUSEPORT); for comparison only (0: off)' }),
+  CLUSTER_WORKERS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'for load/shapes/cluster.ts, a comparison shape of npm run load -- --compare: fork this many node:cluster copies of the server (the product itself ignores it: run more replicas)' }),
   POOL_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'worker threads in the pool (0: one per core)' }),
   WORKER_NICENESS: Type.Integer({ minimum: 0, maximum: 19, default: 10, description: 'nice value of job work (worker threads, their ffmpeg, libuv\'s thread pool and libvips\'s threads), so the event loop always gets a core first (0: same priority)' }),
   MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
@@ -45,7 +44,6 @@ export interface Config {
   readonly logLevel: string
   readonly executionMode: 'pool' | 'inline'
   readonly clusterWorkers: number
-  readonly serverThreads: number
   readonly poolThreads: number
   readonly workerNiceness: number
   readonly maxSourceBytes: number
@@ -94,7 +92,6 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   } catch (err) {
     throw new ConfigError((err as Error).message)
   }
-  if (parsed.SERVER_THREADS > 0 && parsed.PORT === 0) throw new ConfigError('SERVER_THREADS needs a fixed PORT (the threads share it with SO_REUSEPORT)')
   const apiKeys = list(parsed.API_KEYS)
   const apiKeyGenerated = apiKeys.length === 0
   if (apiKeyGenerated) apiKeys.push(randomBytes(24).toString('base64url'))
@@ -106,7 +103,6 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     logLevel: parsed.LOG_LEVEL,
     executionMode: parsed.EXECUTION_MODE,
     clusterWorkers: parsed.CLUSTER_WORKERS,
-    serverThreads: parsed.SERVER_THREADS,
     poolThreads: parsed.POOL_THREADS || availableParallelism(),
     workerNiceness: parsed.WORKER_NICENESS,
     maxSourceBytes: parsed.MAX_SOURCE_BYTES,
@@ -138,11 +134,6 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
  */
 export function applyRuntimeDefaults (config: Config, env: Record<string, string | undefined> = process.env): void {
   env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads * JOBS_PER_THREAD + 2))
-}
-
-/** Cluster and server-thread primaries hand their generated key down, so every process accepts the same one. */
-export function shareGeneratedKey (config: Config, env: Record<string, string | undefined> = process.env): void {
-  if (config.apiKeyGenerated) env.API_KEYS = config.apiKeys[0]
 }
 
 /** One line naming the variable, e.g. "PORT must be <= 65535 (got "70000")". */
