@@ -30,6 +30,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=deps /app/native/ffmpeg-zygote.so ./native/
 COPY package.json ./
 COPY src ./src
+COPY contract ./contract
 COPY workers ./workers
 COPY scripts ./scripts
 RUN mkdir -p /tmp/thumbd && chown node:node /tmp/thumbd

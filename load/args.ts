@@ -1,6 +1,7 @@
 // Flags of `npm run load`. Anything unknown is one clear line and exit 2, before any load is sent.
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
+import { fileURLToPath } from 'node:url'
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.ts'
 
 export interface LoadArgs {
@@ -68,7 +69,7 @@ export function parseLoadArgs (argv: string[]): LoadArgs {
     apiKey: values['api-key'],
     json: values.json,
     tiny: values.tiny,
-    outDir: values.out ?? new URL('results/', import.meta.url).pathname,
+    outDir: values.out ?? fileURLToPath(new URL('results/', import.meta.url)),
     cores: availableParallelism()
   }
 }

@@ -7,6 +7,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
 import { MEDIA_DIR, sampleMedia } from './media.ts'
 import { percentile, startHealthProbe } from './probe.ts'
 import { ffmpegFrameCommand, rawHash, rawSharp, rawVideo } from './raw.ts'
@@ -23,7 +24,7 @@ const seconds = Number(flags.duration ?? (quick ? 2 : 10))
 const cores = availableParallelism()
 /** When the /health figure starts counting in the 200-connection run. */
 const SATURATED_AFTER_MS = quick ? 500 : 2000
-const outDir = flags.out ?? new URL('results/', import.meta.url).pathname
+const outDir = flags.out ?? fileURLToPath(new URL('results/', import.meta.url))
 
 const media = await sampleMedia(quick)
 const hashFile = join(MEDIA_DIR, quick ? 'random-5mb.bin' : 'random-100mb.bin')

@@ -5,9 +5,10 @@ import { spawn } from 'node:child_process'
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Result } from 'autocannon'
 
-const CHILD = new URL('cannon-child.ts', import.meta.url).pathname
+const CHILD = fileURLToPath(new URL('cannon-child.ts', import.meta.url))
 const CLIENT_NICENESS = '10'
 
 export interface CannonOptions {

@@ -4,10 +4,11 @@ import { execFile } from 'node:child_process'
 import { mkdir, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
 import sharp from 'sharp'
 
 const run = promisify(execFile)
-export const MEDIA_DIR = new URL('.media/', import.meta.url).pathname
+export const MEDIA_DIR = fileURLToPath(new URL('.media/', import.meta.url))
 
 export interface SampleMedia {
   /** ~12 MB 1080p H.264, 20 s (tiny: 320x240, 2 s). */

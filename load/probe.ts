@@ -2,8 +2,9 @@
 // its own, at normal priority: in the process that drives the load it would wait behind that process's own
 // work (reading /proc, holding and copying request bodies), and report that delay as the server's.
 import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 
-const CHILD = new URL('probe-child.ts', import.meta.url).pathname
+const CHILD = fileURLToPath(new URL('probe-child.ts', import.meta.url))
 
 export interface ProbeResult { p50Ms: number, p99Ms: number, maxMs: number, samples: number, statuses: Record<string, number> }
 

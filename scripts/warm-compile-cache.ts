@@ -1,6 +1,6 @@
 // Fills Node's compile cache (NODE_COMPILE_CACHE) with every module the server and its threads load, by
 // running the server once: start, one /api/hash past the digest thread's threshold (which starts it), SIGTERM,
-// and the ffmpeg launcher (workers/launcher-process.ts) once, which exits when its stdin closes. With the
+// and the ffmpeg launcher (workers/tools/launcher-process.ts) once, which exits when its stdin closes. With the
 // cache warm no thread loads Node's TypeScript stripper (amaro, about 10 MB per thread): idle RSS goes from
 // about 200 to 165 MB with two job threads (`npm run bench`). The Docker image runs this at build time and
 // then only reads the cache, so a read-only root filesystem is fine. Node keys entries on each file's
@@ -9,10 +9,11 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { OFFLOAD_BYTES } from '../src/sources/digests.ts'
 
-const SERVER = new URL('../src/server.ts', import.meta.url).pathname
-const LAUNCHER = new URL('../workers/launcher-process.ts', import.meta.url).pathname
+const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url))
+const LAUNCHER = fileURLToPath(new URL('../workers/tools/launcher-process.ts', import.meta.url))
 const READY_TIMEOUT_MS = 60_000
 
 if (process.env.NODE_COMPILE_CACHE === undefined) {

@@ -44,20 +44,20 @@ export function serverOptions (config: Config, logStream?: Writable): FastifySer
 
 export interface AppOptions {
   config: Config
-  /** Tests only: lets a request header crash a worker (see lifecycle.ts). Never set by server.ts. */
-  faultInjection?: boolean
+  /** Tests only: another pool entry file (see plugins/jobs.ts). Never set by server.ts. */
+  workerFile?: string
 }
 
-export async function app (fastify: FastifyInstance, { config, faultInjection }: AppOptions) {
+export async function app (fastify: FastifyInstance, { config, workerFile }: AppOptions) {
   await fastify.register(errorHandler)
   // Before any route: swagger collects them as they are added.
   await fastify.register(docs)
   await fastify.register(metrics)
-  await fastify.register(lifecycle, { faultInjection })
+  await fastify.register(lifecycle)
   await fastify.register(admission, { config })
   await fastify.register(tempFiles, { config })
   await fastify.register(mediaTools, { config })
-  await fastify.register(jobs, { config })
+  await fastify.register(jobs, { config, workerFile })
   await fastify.register(digests, { config })
   await fastify.register(sources, { config })
   await fastify.register(auth, { config })
@@ -85,12 +85,12 @@ export async function app (fastify: FastifyInstance, { config, faultInjection }:
 export interface BuildOptions {
   /** Where logs go instead of stdout (tests read them). */
   logStream?: Writable
-  faultInjection?: boolean
+  workerFile?: string
 }
 
-export async function buildApp (config: Config, { logStream, faultInjection }: BuildOptions = {}): Promise<FastifyInstance> {
+export async function buildApp (config: Config, { logStream, workerFile }: BuildOptions = {}): Promise<FastifyInstance> {
   const fastify = Fastify(serverOptions(config, logStream)).withTypeProvider<TypeBoxTypeProvider>()
-  await fastify.register(fp(app), { config, faultInjection })
+  await fastify.register(fp(app), { config, workerFile })
   await fastify.ready()
   return fastify
 }

@@ -1,37 +1,52 @@
-// The one catalogue of thumbd's errors. Every reply that is not 2xx/304 carries one of these codes;
-// codes are stable (clients match on them) and never reused.
+// thumbd's HTTP errors, one class per code of contract/error-codes.ts (status and public message come from
+// there). They all extend ThumbdError, so "is this one of ours" is an instanceof, never a string test.
 import createError from '@fastify/error'
+import { ERROR_TABLE, type ErrorCode, type ErrorSpec } from '../contract/error-codes.ts'
+import type { JobFailure } from '../contract/job-error.ts'
+
+/** The base of every catalogue error. */
+export class ThumbdError extends Error {
+  declare code: `THUMBD_${ErrorCode}`
+  declare statusCode: number
+  /** Seconds, for 503s (error-handler.ts sends it as Retry-After). */
+  retryAfter?: number
+}
+
+/** The arguments fill the message's %s / %d. */
+type ThumbdErrorClass = new (...args: Array<string | number>) => ThumbdError
+
+function define (code: ErrorCode): ThumbdErrorClass {
+  const spec: ErrorSpec = ERROR_TABLE[code]
+  return createError(`THUMBD_${code}`, spec.message, spec.status, ThumbdError as unknown as ErrorConstructor, spec.noStack !== true) as unknown as ThumbdErrorClass
+}
 
 export const errors = {
-  BadOptions: createError('THUMBD_BAD_OPTIONS', 'Bad options: %s', 400),
-  SourceForbidden: createError('THUMBD_SOURCE_FORBIDDEN', 'Source not allowed: %s', 400),
-  Unauthorized: createError('THUMBD_UNAUTHORIZED', 'Missing or invalid API key', 401),
-  NotFound: createError('THUMBD_NOT_FOUND', 'Route %s not found', 404),
-  PayloadTooLarge: createError('THUMBD_PAYLOAD_TOO_LARGE', 'Source too large: %s', 413),
-  UnsupportedMedia: createError('THUMBD_UNSUPPORTED_MEDIA', 'Unsupported media: %s', 415),
-  MediaUnreadable: createError('THUMBD_MEDIA_UNREADABLE', 'Media could not be decoded: %s', 422),
-  Internal: createError('THUMBD_INTERNAL', 'Internal error', 500),
-  SourceFetchFailed: createError('THUMBD_SOURCE_FETCH_FAILED', 'Source could not be fetched: %s', 502),
-  // Load shedding refuses hundreds of requests a second: no stack trace to capture (about 50 us each).
-  Overloaded: createError('THUMBD_OVERLOADED', 'Server overloaded, retry later', 503, Error, false),
-  Draining: createError('THUMBD_DRAINING', 'Server is shutting down, retry on another instance', 503, Error, false),
-  VideoUnavailable: createError('THUMBD_VIDEO_UNAVAILABLE', 'Video is not available on this host: %s', 503),
-  Timeout: createError('THUMBD_TIMEOUT', 'The job ran past %d ms', 504)
+  BadOptions: define('BAD_OPTIONS'),
+  SourceForbidden: define('SOURCE_FORBIDDEN'),
+  Unauthorized: define('UNAUTHORIZED'),
+  NotFound: define('NOT_FOUND'),
+  RequestTimeout: define('REQUEST_TIMEOUT'),
+  PayloadTooLarge: define('PAYLOAD_TOO_LARGE'),
+  UnsupportedMedia: define('UNSUPPORTED_MEDIA'),
+  MediaUnreadable: define('MEDIA_UNREADABLE'),
+  Internal: define('INTERNAL'),
+  SourceFetchFailed: define('SOURCE_FETCH_FAILED'),
+  Overloaded: define('OVERLOADED'),
+  Draining: define('DRAINING'),
+  VideoUnavailable: define('VIDEO_UNAVAILABLE'),
+  Timeout: define('TIMEOUT')
 } as const
 
-export type ThumbdError = InstanceType<(typeof errors)[keyof typeof errors]>
+const BY_CODE = Object.fromEntries(Object.values(errors).map(E => [new E().code.slice('THUMBD_'.length), E])) as Record<ErrorCode, ThumbdErrorClass>
 
-/** Codes a job may fail with inside a worker (see workers/job-error.ts); each maps to one catalogue entry. */
-export function fromJobFailure (failure: { code: string, message: string }, timeoutMs: number): ThumbdError {
-  switch (failure.code) {
-    case 'BAD_OPTIONS': return new errors.BadOptions(failure.message)
-    case 'PAYLOAD_TOO_LARGE': return new errors.PayloadTooLarge(failure.message)
-    case 'UNSUPPORTED_MEDIA': return new errors.UnsupportedMedia(failure.message)
-    case 'MEDIA_UNREADABLE': return new errors.MediaUnreadable(failure.message)
-    case 'VIDEO_UNAVAILABLE': return new errors.VideoUnavailable(failure.message)
-    case 'TIMEOUT': return new errors.Timeout(timeoutMs)
-    // Jobs are cancelled for a client that left (nobody reads this) or at the end of a shutdown's grace.
-    case 'CANCELLED': return new errors.Draining()
-    default: return new errors.Internal()
-  }
+/** The table's code of an error of ours. */
+export const codeOf = (err: ThumbdError): ErrorCode => err.code.slice('THUMBD_'.length) as ErrorCode
+
+/** A job's failure as the HTTP error of its code. */
+export function fromJobFailure (failure: JobFailure, timeoutMs: number): ThumbdError {
+  // Jobs are cancelled for a client that left (nobody reads this) or at the end of a shutdown's grace.
+  if (failure.code === 'CANCELLED') return new errors.Draining()
+  if (failure.code === 'TIMEOUT') return new errors.Timeout(timeoutMs)
+  if (failure.code === 'INTERNAL') return new errors.Internal()
+  return new BY_CODE[failure.code](failure.message)
 }

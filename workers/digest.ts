@@ -5,18 +5,7 @@
 // Same priority as the job threads: hashing is job work, /health and intake come first.
 import './niceness.ts'
 import { createHash } from 'node:crypto'
-import type { MessagePort } from 'node:worker_threads'
-
-export interface DigestTask {
-  port: MessagePort
-  algorithms: string[]
-}
-
-/** Main thread -> digest thread: the next bytes, or the end of the source. Back: each batch's buffer, once hashed. */
-export type DigestMessage = Uint8Array | 'end'
-
-/** Hex digests by algorithm; null when the sender closed the port before the end (the upload failed). */
-export type DigestResult = Record<string, string> | null
+import type { DigestMessage, DigestResult, DigestTask } from '../contract/digest.ts'
 
 export default function digest ({ port, algorithms }: DigestTask): Promise<DigestResult> {
   const hashes = algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)

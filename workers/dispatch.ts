@@ -1,12 +1,12 @@
 // Runs one job by name and turns any failure into plain { code, message } data.
 // Both the piscina entry (index.ts) and inline mode call this, so the two modes run identical code.
 import { performance } from 'node:perf_hooks'
-import { begin } from './control.ts'
-import { toFailure } from './job-error.ts'
+import { begin } from '../contract/control.ts'
+import { toFailure } from '../contract/job-error.ts'
 import { perceptual } from './perceptual.ts'
 import { resize } from './resize.ts'
 import { thumbnail } from './thumbnail.ts'
-import type { Envelope, JobContext, JobOutcome, JobResults, JobTask } from './types.ts'
+import type { Envelope, JobContext, JobOutcome, JobResults, JobTask } from '../contract/types.ts'
 
 type Job<K extends JobTask['kind']> = (task: Extract<JobTask, { kind: K }>, ctx: JobContext) => Promise<JobResults[K]>
 const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual }

@@ -1,8 +1,7 @@
 // The ffmpeg/ffprobe command lines, built by hand (fluent-ffmpeg is archived; see README).
 // Every input is read the same guarded way: local file protocol only, demuxer forced from the sniffed
 // type, so playlists (hls, concat), image2 patterns and network protocols are never auto-selected.
-import type { Demuxer } from './sniff.ts'
-import type { Sandbox } from './types.ts'
+import type { Demuxer } from '../contract/sniff.ts'
 
 const quiet = ['-hide_banner', '-loglevel', 'error'] as const
 
@@ -11,20 +10,6 @@ function guardedInput (path: string, demuxer: Demuxer): string[] {
   const demuxerOptions = demuxer === 'mov' ? ['-enable_drefs', '0', '-use_absolute_path', '0'] : []
   // "file:" keeps a path from ever being read as another protocol.
   return ['-protocol_whitelist', 'file', ...demuxerOptions, '-f', demuxer, '-i', `file:${path}`]
-}
-
-/**
- * The command that actually runs: prlimit caps address space and CPU time and forbids writing any file
- * (output goes to a pipe only), and setpriv asks the kernel to SIGKILL the tool if the thread that spawned
- * it dies, so not even a crashed or terminated worker can leave an ffmpeg behind. Both exec in place.
- */
-export function sandboxed (bin: string, args: string[], sandbox: Sandbox): [string, string[]] {
-  let command: string[] = [bin, ...args]
-  if (sandbox.setpriv !== undefined) command = [sandbox.setpriv, '--pdeathsig', 'KILL', '--', ...command]
-  if (sandbox.prlimit !== undefined) {
-    command = [sandbox.prlimit, `--as=${sandbox.addressSpaceBytes}`, `--cpu=${sandbox.cpuSeconds}`, '--fsize=0', '--core=0', '--', ...command]
-  }
-  return [command[0]!, command.slice(1)]
 }
 
 export function probeArgs (path: string, demuxer: Demuxer): string[] {

@@ -1,10 +1,10 @@
 // Every image step goes through here, for uploaded images and video frames alike, so options behave the
 // same for both. sharp (libvips) does the work; the limits are set on every input.
 import sharp, { type Sharp } from 'sharp'
-import { JobError } from './job-error.ts'
-import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from './limits.ts'
+import { JobError } from '../contract/job-error.ts'
+import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import type { RawFrame } from './ppm.ts'
-import type { ImageOptions, ImageResult, JobContext, JobSource } from './types.ts'
+import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
 

@@ -4,22 +4,15 @@
 import './niceness.ts'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { dispatch } from './dispatch.ts'
-import type { Envelope, InjectedFault, JobOutcome } from './types.ts'
+import type { Envelope, JobOutcome } from '../contract/types.ts'
 
 export default async function run (envelope: Envelope) {
-  if (envelope.fault !== undefined) injectFault(envelope.fault)
   const outcome = await dispatch(envelope)
   if (!outcome.ok || !('data' in outcome.value)) return outcome
   // sharp returns externally-allocated buffers that V8 cannot transfer: one copy into a plain
   // ArrayBuffer, then a zero-copy move (a clone would copy as well, after serialising).
   const data = new Uint8Array(outcome.value.data)
   return move(new MovedOutcome({ ...outcome, value: { ...outcome.value, data } }, data.buffer))
-}
-
-/** Test-only crashes of this worker thread; the app only sets `fault` when built with faultInjection. */
-function injectFault (fault: InjectedFault) {
-  if (fault === 'exit') process.exit(1)
-  setImmediate(() => { throw new Error('injected uncaught exception') })
 }
 
 class MovedOutcome {

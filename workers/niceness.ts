@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { access } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import { workerData } from 'piscina'
-import type { WorkerData } from './types.ts'
+import type { WorkerData } from '../contract/types.ts'
 
 const { niceness } = workerData as WorkerData
 if (niceness > 0) {

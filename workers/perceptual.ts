@@ -3,10 +3,10 @@
 import sharp from 'sharp'
 import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
 import { classify, imageInput, open, type ImageInput } from './image.ts'
-import { JobError } from './job-error.ts'
+import { JobError } from '../contract/job-error.ts'
 import { phash } from './phash.ts'
 import { grabFrame } from './video.ts'
-import type { JobContext, PerceptualResult, PerceptualTask } from './types.ts'
+import type { JobContext, PerceptualResult, PerceptualTask } from '../contract/types.ts'
 
 /** Big enough for both fingerprints, small enough that shrink-on-load makes the decode cheap. */
 const WORKING_SIDE = 256

@@ -1,6 +1,6 @@
 // ffmpeg hands frames over as binary PPM (P6): a tiny text header, then raw RGB. Parsing it here lets
 // sharp take the pixels as raw input, with no PNG encode/decode round trip and no PPM loader enabled.
-import { JobError } from './job-error.ts'
+import { JobError } from '../contract/job-error.ts'
 
 export interface RawFrame {
   data: Uint8Array

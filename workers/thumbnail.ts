@@ -1,8 +1,8 @@
 // Thumbnail of an image, or of one frame of a video, through the same sharp step.
 import { imageInput, render } from './image.ts'
-import { JobError } from './job-error.ts'
+import { JobError } from '../contract/job-error.ts'
 import { grabFrame } from './video.ts'
-import type { ImageResult, JobContext, ThumbnailTask } from './types.ts'
+import type { ImageResult, JobContext, ThumbnailTask } from '../contract/types.ts'
 
 export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<ImageResult> {
   const { ref, media } = task.source

@@ -2,11 +2,11 @@
 // stderr, with the decoder and demuxer enforcing the pixel and stream limits themselves. ffprobe runs only
 // when the position is a percentage, which needs the duration before seeking.
 import { frameArgs, probeArgs } from './ffmpeg-args.ts'
-import { JobError } from './job-error.ts'
+import { JobError } from '../contract/job-error.ts'
 import { parsePpm, type RawFrame } from './ppm.ts'
-import { runTool, type ToolRun } from './spawn.ts'
-import type { Media } from './sniff.ts'
-import type { FramePosition, JobContext, VideoOptions } from './types.ts'
+import { runTool, type ToolRun } from './tools/index.ts'
+import type { Media } from '../contract/sniff.ts'
+import type { FramePosition, JobContext, VideoOptions } from '../contract/types.ts'
 
 type VideoMedia = Extract<Media, { kind: 'video' }>
 

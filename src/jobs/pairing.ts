@@ -6,7 +6,7 @@
 // more each, and a job waiting behind a video frame would wait for seconds. Hand-written: the policy is
 // thumbd's own (see admission.ts).
 import { Piscina } from 'piscina'
-import type { JobTask } from '../../workers/types.ts'
+import type { JobTask } from '../../contract/types.ts'
 
 /** Sources up to this size count as small images: a 3 MP JPEG is ~1 MB, a 15 MP one ~5 MB. */
 export const SMALL_IMAGE_BYTES = 2 * 2 ** 20
@@ -64,6 +64,8 @@ export function createPairing (maxThreads: number) {
   }
 
   const seatFor = (task: JobTask): Seat => ({ small: isSmallImage(task), sharers: 1 })
+  /** A seat that shares its thread with nobody (a job run again after a crash; see plugins/jobs.ts). */
+  const aloneSeat = (): Seat => ({ small: false, sharers: 1 })
 
-  return { balancer, seatFor, leave }
+  return { balancer, seatFor, aloneSeat, leave }
 }

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
-import type { JobTask } from '../../workers/types.ts'
+import type { JobTask } from '../../contract/types.ts'
 
 export type JobKind = JobTask['kind']
 

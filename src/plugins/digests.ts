@@ -8,8 +8,8 @@ import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
 import type { RunDigestTask } from '../sources/digests.ts'
-import type { DigestResult, DigestTask } from '../../workers/digest.ts'
-import type { WorkerData } from '../../workers/types.ts'
+import type { DigestResult, DigestTask } from '../../contract/digest.ts'
+import type { WorkerData } from '../../contract/types.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

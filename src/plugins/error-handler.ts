@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http'
 import { Socket } from 'node:net'
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
-import { errors, type ThumbdError } from '../errors.ts'
+import { codeOf, errors, ThumbdError } from '../errors.ts'
 
 /** Seconds a client should wait before retrying a 503. */
 const RETRY_AFTER_SECONDS = 1
@@ -17,7 +17,7 @@ export default fp(async (app) => {
       return reply.code(499).send()
     }
     const error = normalise(err)
-    if (error.statusCode >= 500 && error.code === 'THUMBD_INTERNAL') request.log.error({ err }, 'request failed')
+    if (codeOf(error) === 'INTERNAL') request.log.error({ err }, 'request failed')
     else request.log.info({ code: error.code, reason: err.message }, 'request refused')
     if (error.statusCode === 503) reply.header('retry-after', String(err.retryAfter ?? RETRY_AFTER_SECONDS))
     // A refusal sent before the body was read (admission, draining, declared size): close the connection
@@ -47,7 +47,7 @@ export default fp(async (app) => {
 
 /** Fastify's own errors (validation, content type, body size) mapped onto the catalogue. */
 function normalise (err: FastifyError): ThumbdError {
-  if (typeof err.code === 'string' && err.code.startsWith('THUMBD_')) return err as ThumbdError
+  if (err instanceof ThumbdError) return err
   if (err.validation !== undefined) return new errors.BadOptions(err.message)
   switch (err.statusCode) {
     case 400: return new errors.BadOptions(err.message)

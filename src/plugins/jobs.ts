@@ -4,12 +4,13 @@ import { performance } from 'node:perf_hooks'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
-import { createPairing, JOBS_PER_THREAD } from '../jobs/pairing.ts'
-import { errors, fromJobFailure } from '../errors.ts'
+import { createPairing, JOBS_PER_THREAD, type Seat } from '../jobs/pairing.ts'
+import { errors, fromJobFailure, ThumbdError } from '../errors.ts'
 import type { JobOutcomeLabel } from './metrics.ts'
-import { cancel, createControl } from '../../workers/control.ts'
-import type { FailureCode } from '../../workers/job-error.ts'
-import type { Envelope, ImageResult, InjectedFault, JobOutcome, JobResults, JobSettings, JobTask, WorkerData } from '../../workers/types.ts'
+import { ERROR_TABLE } from '../../contract/error-codes.ts'
+import { cancel, createControl } from '../../contract/control.ts'
+import type { FailureCode } from '../../contract/job-error.ts'
+import type { Envelope, ImageResult, JobOutcome, JobResults, JobSettings, JobTask, WorkerData } from '../../contract/types.ts'
 
 export interface JobResult<V = ImageResult> {
   value: V
@@ -31,8 +32,6 @@ export interface JobStats {
 export interface RunOptions {
   /** Aborts the job (the client left). */
   signal?: AbortSignal
-  /** Test-only, see lifecycle.ts. */
-  fault?: InjectedFault
 }
 
 export interface Jobs {
@@ -57,18 +56,15 @@ const FFMPEG_ADDRESS_SPACE_BYTES = 4 * 2 ** 30
 
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
-const OUTCOME_OF: Partial<Record<FailureCode, JobOutcomeLabel>> = {
-  TIMEOUT: 'timeout',
-  CANCELLED: 'cancelled',
-  INTERNAL: 'error',
-  BAD_OPTIONS: 'refused',
-  PAYLOAD_TOO_LARGE: 'refused',
-  UNSUPPORTED_MEDIA: 'refused',
-  MEDIA_UNREADABLE: 'refused',
-  VIDEO_UNAVAILABLE: 'refused'
+const outcomeOf = (code: FailureCode): JobOutcomeLabel => code === 'CANCELLED' ? 'cancelled' : ERROR_TABLE[code].outcome
+
+export interface JobsOptions {
+  config: Config
+  /** The pool's entry file; tests may give one that wraps workers/index.ts (test/fixtures/crashing-worker.ts). */
+  workerFile?: string
 }
 
-export default fp<{ config: Config }>(async (app, { config }) => {
+export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE }) => {
   const children = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)
   const settings: JobSettings = {
     ffmpegPath: config.ffmpegPath,
@@ -88,7 +84,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   const pairing = createPairing(config.poolThreads)
   const pool = config.executionMode === 'pool'
     ? new Piscina<Envelope, JobOutcome>({
-      filename: WORKER_FILE,
+      filename: workerFile,
       // One thread stays warm; the others start with the load (tens of ms each) and stop after a minute
       // idle: about 15 MB of RSS per thread that an idle server does not hold.
       minThreads: 1,
@@ -105,26 +101,37 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   // Only inline mode runs jobs here: in pool mode the main thread never loads sharp (about 30 MB less RSS).
   const dispatch = pool === undefined ? (await import('../../workers/dispatch.ts')).dispatch : undefined
 
-  const inFlight = new Map<SharedArrayBuffer, Promise<unknown>>()
+  /** Each job in flight, with the control word of its current attempt (a crash may give it a second one). */
+  const inFlight = new Map<symbol, { control: SharedArrayBuffer, settled: Promise<unknown> }>()
   let completed = 0
   const { metrics } = app
 
-  async function run<T extends JobTask> (task: T, { signal, fault }: RunOptions = {}): Promise<JobResult<JobResults[T['kind']]>> {
-    const control = createControl()
+  /** One attempt at a job: a fresh control word and a seat of its own in the pool. */
+  function submit (envelope: Envelope, seat: Seat, job: symbol): Promise<JobOutcome> {
+    const ref = envelope.task.source.ref
+    // A small image may share its thread, and be run again should that thread die (see run()): its bytes
+    // are copied to the thread (~0.1 ms a MB), so they are still here for that. Others move, without a copy.
+    const transferList = ref.location === 'memory' && !seat.small ? [ref.bytes.buffer as ArrayBuffer] : []
+    const pending = pool !== undefined
+      // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
+      ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
+      : dispatch!(envelope)
+    const settled = pending.then(() => {}, () => {}).finally(() => pairing.leave(seat))
+    inFlight.set(job, { control: envelope.control, settled })
+    return pending
+  }
+
+  async function run<T extends JobTask> (task: T, { signal }: RunOptions = {}): Promise<JobResult<JobResults[T['kind']]>> {
+    const job = Symbol(task.kind)
     const deadline = Date.now() + config.jobTimeoutMs
     // A job that finds the pool idle may use every core for its decoder; under load, one thread per job is
     // the most work per CPU second (frame threads only add contention).
     const ffmpegThreads = inFlight.size === 0 ? config.poolThreads : 1
-    const envelope: Envelope = { task, settings: { ...settings, ffmpegThreads }, control, deadline, fault }
-    const ref = task.source.ref
+    const envelope = (): Envelope => ({ task, settings: { ...settings, ffmpegThreads }, control: createControl(), deadline })
     const seat = pairing.seatFor(task)
     const submitted = performance.now()
-    const pending = pool !== undefined
-      // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
-      ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList: ref.location === 'memory' ? [ref.bytes.buffer as ArrayBuffer] : [] })
-      : dispatch!(envelope)
-    const settled = pending.then(() => {}, () => {}).finally(() => { pairing.leave(seat); inFlight.delete(control); completed++ })
-    inFlight.set(control, settled)
+    const pending = submit(envelope(), seat, job)
+    const current = () => inFlight.get(job)!.control
 
     // Each outcome is counted once, where it is decided: the main thread's deadline or the client leaving
     // here, the worker's verdict when it answers first, a crash in the catch below.
@@ -132,18 +139,27 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
     const stopped = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { cancel(control); count('timeout'); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
-      onAbort = () => { cancel(control); count('cancelled'); reject(signal?.reason) }
+      timer = setTimeout(() => { cancel(current()); count('timeout'); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
+      onAbort = () => { cancel(current()); count('cancelled'); reject(signal?.reason) }
       signal?.addEventListener('abort', onAbort, { once: true })
     })
     try {
-      const outcome = await Promise.race([pending, stopped])
+      let outcome: JobOutcome
+      try {
+        outcome = await Promise.race([pending, stopped])
+      } catch (err) {
+        // Its thread died while it shared it: the other job may have killed it. Run it once more, on a
+        // thread of its own, where only a job that crashes by itself fails (and is counted as crashed).
+        if (err instanceof ThumbdError || signal?.aborted === true || seat.sharers < 2) throw err
+        app.log.warn({ err }, 'a pool thread died under two jobs: running this one again alone')
+        outcome = await Promise.race([submit(envelope(), pairing.aloneSeat(), job), stopped])
+      }
       const queueMs = performance.now() - submitted - outcome.workMs
       metrics.jobWait.observe({ kind: task.kind }, queueMs / 1000)
       metrics.jobRun.observe({ kind: task.kind }, outcome.workMs / 1000)
       if (!outcome.ok) {
         const { error } = outcome
-        count(OUTCOME_OF[error.code] ?? 'error')
+        count(outcomeOf(error.code))
         if (error.code === 'INTERNAL') app.log.error({ detail: error.detail }, 'job failed')
         else if (error.detail !== undefined) app.log.debug({ code: error.code, detail: error.detail }, 'job refused the media')
         throw fromJobFailure(error, config.jobTimeoutMs)
@@ -154,8 +170,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       return { value: outcome.value as JobResults[T['kind']], queueMs, workMs: outcome.workMs }
     } catch (err) {
       if (signal?.aborted === true) throw signal.reason
-      // A worker that died (crash, exit) rejects the task itself: only this job fails, piscina replaces the thread.
-      if (err instanceof Error && !('code' in err && String(err.code).startsWith('THUMBD_'))) {
+      // A worker that died (crash, exit) rejects the task itself: this job fails, piscina replaces the thread.
+      if (!(err instanceof ThumbdError)) {
         count('crashed')
         app.log.error({ err }, 'a worker crashed while running a job')
         throw new errors.Internal()
@@ -164,6 +180,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     } finally {
       clearTimeout(timer)
       if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
+      const settled = inFlight.get(job)!.settled
+      settled.finally(() => { inFlight.delete(job); completed++ })
     }
   }
 
@@ -201,8 +219,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   app.addHook('onClose', async () => {
     // Requests have drained by now; whatever still runs is cancelled so its worker kills its ffmpeg
     // (terminating a thread would not), then the threads go.
-    for (const control of inFlight.keys()) cancel(control)
-    await Promise.race([Promise.all(inFlight.values()), new Promise(resolve => setTimeout(resolve, CANCEL_WAIT_MS).unref())])
+    for (const { control } of inFlight.values()) cancel(control)
+    await Promise.race([Promise.all([...inFlight.values()].map(job => job.settled)), new Promise(resolve => setTimeout(resolve, CANCEL_WAIT_MS).unref())])
     await pool?.destroy()
   })
 }, { name: 'jobs', dependencies: ['metrics', 'admission', 'media-tools'] })

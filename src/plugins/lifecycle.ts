@@ -1,12 +1,11 @@
 // Draining at shutdown. The listener stays open while in-flight requests finish, so late clients get a
 // clear 503 DRAINING (and load balancers a 503 /health) instead of a refused connection.
-// Also the per-request job options: the client-gone signal, and (test builds only) an injected fault.
+// Also each job request's client-gone signal, which cancels its job.
 import { finished } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { errors } from '../errors.ts'
 import type { RunOptions } from './jobs.ts'
-import type { InjectedFault } from '../../workers/types.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,11 +23,7 @@ declare module 'fastify' {
   }
 }
 
-/** Header that injects a worker fault; honoured only by apps built with faultInjection (tests), never via config. */
-const FAULT_HEADER = 'x-thumbd-inject-fault'
-const FAULTS = new Set<string>(['exit', 'throw'])
-
-export default fp<{ faultInjection?: boolean }>(async (app, { faultInjection = false }) => {
+export default fp(async (app) => {
   let accepted = 0
   let onIdle: (() => void) | undefined
 
@@ -44,11 +39,7 @@ export default fp<{ faultInjection?: boolean }>(async (app, { faultInjection = f
     accepted++
     const gone = new AbortController()
     request.clientGone = gone.signal
-    const fault = request.headers[FAULT_HEADER]
-    request.jobOptions = {
-      signal: gone.signal,
-      fault: faultInjection && typeof fault === 'string' && FAULTS.has(fault) ? fault as InjectedFault : undefined
-    }
+    request.jobOptions = { signal: gone.signal }
     finished(reply.raw, () => {
       if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'))
       if (--accepted === 0) onIdle?.()

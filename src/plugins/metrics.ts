@@ -1,9 +1,9 @@
 // Every counter and gauge thumbd keeps, in one place, exported as Prometheus text on GET /metrics.
 // One registry per app instance (tests build several apps in one process).
 import fp from 'fastify-plugin'
+export type { OutcomeLabel as JobOutcomeLabel } from '../../contract/error-codes.ts'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-export type JobOutcomeLabel = 'ok' | 'refused' | 'shed' | 'cancelled' | 'timeout' | 'crashed' | 'error'
 export type ShedReason = 'queue' | 'event_loop_delay' | 'memory' | 'draining'
 
 export function createMetrics () {

@@ -12,7 +12,7 @@ import { errors } from '../errors.ts'
 import { createFetcher, fetchError } from '../sources/fetch-source.ts'
 import { spool, type DigestAlgorithm, type SpooledSource } from '../sources/spool.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
-import type { JobSource } from '../../workers/types.ts'
+import type { JobSource } from '../../contract/types.ts'
 
 export interface TakeOptions<T extends TObject> {
   /** Digests to compute while the source streams in (sha256 always is), from the validated options. */

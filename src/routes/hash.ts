@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { ThumbdError } from '../errors.ts'
+import { codeOf, ThumbdError } from '../errors.ts'
+import { ERROR_TABLE, type ErrorSpec } from '../../contract/error-codes.ts'
 import { jobSource } from '../plugins/sources.ts'
 import type { DigestAlgorithm } from '../sources/spool.ts'
 import { HashQuery, digestAlgorithms, videoOptions } from './options.ts'
 import { jobRouteSchema } from './schemas.ts'
-import type { PerceptualResult } from '../../workers/types.ts'
+import type { PerceptualResult } from '../../contract/types.ts'
 
 const Options = Type.Object(HashQuery, { additionalProperties: false })
 
@@ -32,8 +33,8 @@ const HashReply = Type.Object({
   perceptualSkipped: Type.Optional(Type.String({ description: 'why perceptual is null' }))
 })
 
-/** Refusals of the perceptual job that are about the media, reported in the reply rather than as an error. */
-const MEDIA_STATUS = new Set([413, 415, 422])
+/** A refusal of the perceptual job that is about the media: reported in the reply rather than as an error. */
+const refusesMedia = (err: unknown): err is ThumbdError => err instanceof ThumbdError && (ERROR_TABLE[codeOf(err)] as ErrorSpec).media === true
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/hash', {
@@ -64,8 +65,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         perceptual = (await app.jobs.run({ kind: 'perceptual', source: jobSource(source), video }, request.jobOptions)).value
       } catch (err) {
-        if (!MEDIA_STATUS.has((err as ThumbdError).statusCode ?? 0)) throw err
-        perceptualSkipped = (err as ThumbdError).message
+        if (!refusesMedia(err)) throw err
+        perceptualSkipped = err.message
       }
     }
     return reply.send({

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JobResult } from '../plugins/jobs.ts'
-import type { ResizeTask, ThumbnailTask } from '../../workers/types.ts'
+import type { ResizeTask, ThumbnailTask } from '../../contract/types.ts'
 
 /** The reply is a pure function of the source bytes and the options: it never changes. */
 const CACHE_CONTROL = 'public, max-age=31536000, immutable'

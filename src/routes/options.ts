@@ -3,9 +3,9 @@
 import { Type, type Static, type TObject } from 'typebox'
 import { errors } from '../errors.ts'
 import { DIGEST_ALGORITHMS, type DigestAlgorithm } from '../sources/spool.ts'
-import { MAX_OUTPUT_SIDE } from '../../workers/limits.ts'
-import type { Media } from '../../workers/sniff.ts'
-import type { FramePosition, ImageOptions, OutputFormat, Position, VideoOptions } from '../../workers/types.ts'
+import { MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
+import type { Media } from '../../contract/sniff.ts'
+import type { FramePosition, ImageOptions, OutputFormat, Position, VideoOptions } from '../../contract/types.ts'
 
 export const ImageQuery = {
   width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output width in px' })),

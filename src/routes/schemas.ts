@@ -1,6 +1,7 @@
 // Schemas shared by the job routes: the error reply, the image reply, and how a job route is described,
 // so validation, serialisation and OpenAPI all come from one place.
 import { Type, type TObject, type TSchema } from 'typebox'
+import { ERROR_CODES, ERROR_TABLE } from '../../contract/error-codes.ts'
 import { sourceBody } from './options.ts'
 
 export const ErrorReply = Type.Object({
@@ -10,19 +11,13 @@ export const ErrorReply = Type.Object({
   message: Type.String()
 }, { $id: 'ErrorReply', description: 'Every error reply' })
 
-const ERRORS: Record<number, string> = {
-  400: 'THUMBD_BAD_OPTIONS or THUMBD_SOURCE_FORBIDDEN',
-  401: 'THUMBD_UNAUTHORIZED',
-  413: 'THUMBD_PAYLOAD_TOO_LARGE',
-  415: 'THUMBD_UNSUPPORTED_MEDIA',
-  422: 'THUMBD_MEDIA_UNREADABLE',
-  500: 'THUMBD_INTERNAL',
-  502: 'THUMBD_SOURCE_FETCH_FAILED',
-  503: 'THUMBD_OVERLOADED, THUMBD_DRAINING or THUMBD_VIDEO_UNAVAILABLE (with Retry-After)',
-  504: 'THUMBD_TIMEOUT'
-}
+/** The codes of each status a job route can answer, from the one table (404 is no route's answer). */
+const JOB_ROUTE_ERRORS = Object.groupBy(ERROR_CODES.filter(code => code !== 'NOT_FOUND'), code => ERROR_TABLE[code].status)
 
-export const errorResponses = () => Object.fromEntries(Object.entries(ERRORS).map(([status, codes]) => [status, { ...Type.Ref('ErrorReply'), description: codes }]))
+export const errorResponses = () => Object.fromEntries(Object.entries(JOB_ROUTE_ERRORS).map(([status, codes]) => [status, {
+  ...Type.Ref('ErrorReply'),
+  description: codes!.map(code => `THUMBD_${code}`).join(' or ') + (status === '503' ? ' (with Retry-After)' : '')
+}]))
 
 export const IMAGE_REPLY = {
   description: 'The image, with ETag, Cache-Control and Server-Timing',

@@ -6,7 +6,7 @@
 // chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
-import type { DigestMessage, DigestResult, DigestTask } from '../../workers/digest.ts'
+import type { DigestMessage, DigestResult, DigestTask } from '../../contract/digest.ts'
 
 /** Runs a digest task on the digest thread; the task's port is in the transfer list. */
 export type RunDigestTask = (task: DigestTask, transferList: MessagePort[]) => Promise<DigestResult>

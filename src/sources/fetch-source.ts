@@ -5,7 +5,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupAddress, LookupOptions } from 'node:dns'
 import type { Readable } from 'node:stream'
 import { Agent, request } from 'undici'
-import { errors } from '../errors.ts'
+import { errors, ThumbdError } from '../errors.ts'
 import { addressAllowed, checkSourceUrl, type SourcePolicy } from './url-policy.ts'
 
 /** Resolves a hostname; injectable so tests can hand back any address without touching the network. */
@@ -28,6 +28,7 @@ export interface FetchedBody {
 const MAX_REDIRECTS = 3
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 const CONNECT_TIMEOUT_MS = 5000
+/** The guard's refusal inside undici's connect error (not a catalogue code: fetchError maps it to one). */
 const BLOCKED = 'THUMBD_BLOCKED_ADDRESS'
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
@@ -95,7 +96,7 @@ function discard (body: Readable) {
 export function fetchError (err: unknown, signal?: AbortSignal): Error {
   for (let e = err as { code?: string, cause?: unknown } | undefined; e != null; e = e.cause as typeof e) {
     if (e.code === BLOCKED) return new errors.SourceForbidden('the host resolves to a non-public address')
-    if (typeof e.code === 'string' && e.code.startsWith('THUMBD_')) return e as Error
+    if (e instanceof ThumbdError) return e
   }
   const reason = signal?.aborted === true ? 'timed out' : 'could not be reached'
   return Object.assign(new errors.SourceFetchFailed(reason), { cause: err })

@@ -3,8 +3,8 @@
 import { open, type FileHandle } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
-import { SNIFF_BYTES, sniff, type Media } from '../../workers/sniff.ts'
-import type { JobSource } from '../../workers/types.ts'
+import { SNIFF_BYTES, sniff, type Media } from '../../contract/sniff.ts'
+import type { JobSource } from '../../contract/types.ts'
 import { StreamDigests, type RunDigestTask } from './digests.ts'
 import type { TempDir } from './temp-dir.ts'
 

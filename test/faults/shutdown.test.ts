@@ -6,12 +6,13 @@ import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { TEST_KEY } from '../helper.ts'
 import { media } from '../media.ts'
 import { decoderChildren, upload, waitFor } from './helpers.ts'
 
-const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
+const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 
 test('SIGTERM under load: accepted requests finish with 200, later ones get 503 DRAINING, exit 0, nothing left behind', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'thumbd-shutdown-'))

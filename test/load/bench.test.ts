@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
 
 const run = promisify(execFile)
-const BENCH = new URL('../../load/bench.ts', import.meta.url).pathname
+const BENCH = fileURLToPath(new URL('../../load/bench.ts', import.meta.url))
 
 const positive = (value: unknown, what: string) => assert.ok(typeof value === 'number' && Number.isFinite(value) && value > 0, `${what} is a positive number (${value})`)
 

@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
 
 const run = promisify(execFile)
-const LOAD = new URL('../../load/index.ts', import.meta.url).pathname
+const LOAD = fileURLToPath(new URL('../../load/index.ts', import.meta.url))
 
 const finite = (value: unknown, what: string) => assert.ok(typeof value === 'number' && Number.isFinite(value), `${what} is a number (${value})`)
 

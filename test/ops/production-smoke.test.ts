@@ -10,13 +10,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
 import sharp from 'sharp'
 import { media } from '../media.ts'
 import { freePort } from '../../load/server-process.ts'
 import { processTree } from '../../load/sampler.ts'
 
 const run = promisify(execFile)
-const root = new URL('../../', import.meta.url).pathname
+const root = fileURLToPath(new URL('../../', import.meta.url))
 
 /** COPY sources of the Dockerfile's final stage and its deps stage (not --from), ENV pairs, RUN npm and node lines, CMD. */
 function dockerfileSteps () {

@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test'
 import type { MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from '../../src/sources/digests.ts'
-import type { DigestResult, DigestTask } from '../../workers/digest.ts'
+import type { DigestResult, DigestTask } from '../../contract/digest.ts'
 
 const ALL = ['sha256', 'sha512', 'sha1', 'md5', 'blake2b512', 'sha3-256']
 /** A lower threshold than the server's (OFFLOAD_BYTES), so the tests cross it with small sources. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { sniff } from '../../workers/sniff.ts'
+import { sniff } from '../../contract/sniff.ts'
 import { media, type MediaName } from '../media.ts'
 
 test('real media is recognised from its bytes, with the right demuxer for videos', async () => {

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { Worker } from 'node:worker_threads'
-import { processTree } from '../../load/sampler.ts'
-import { gone } from '../faults/helpers.ts'
-import { setLauncherIdleMs } from '../../workers/launcher.ts'
-import { runTool, type ToolLimits } from '../../workers/spawn.ts'
-import type { Sandbox } from '../../workers/types.ts'
+import { processTree } from '../../../load/sampler.ts'
+import { gone } from '../../faults/helpers.ts'
+import { setLauncherIdleMs } from '../../../workers/tools/launcher.ts'
+import { runTool, type ToolLimits } from '../../../workers/tools/run-tool.ts'
+import type { Sandbox } from '../../../contract/types.ts'
 
 const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
 const limits = (signal = new AbortController().signal): ToolLimits => ({ signal, maxStdoutBytes: 1 << 24, children: new SharedArrayBuffer(4), sandbox: SANDBOX, anyExitCode: true })
@@ -80,7 +80,7 @@ test('terminating the thread kills its launcher and the tools it started', async
     runTool('sleep', ['30'], { signal: new AbortController().signal, maxStdoutBytes: 1024, children: new SharedArrayBuffer(4), sandbox: workerData.sandbox }).catch(() => {})
     parentPort.postMessage('started')
     setInterval(() => {}, 1000)
-  `)), { workerData: { spawn: new URL('../../workers/spawn.ts', import.meta.url).href, sandbox: SANDBOX } })
+  `)), { workerData: { spawn: new URL('../../../workers/tools/run-tool.ts', import.meta.url).href, sandbox: SANDBOX } })
   await new Promise(resolve => worker.once('message', resolve))
   await new Promise(resolve => setTimeout(resolve, 500))
   const launchers = children(process.pid).filter(c => c.cmdline.includes('launcher-process.ts'))

@@ -87,9 +87,6 @@ export interface Sandbox {
   cpuSeconds: number
 }
 
-/** Test-only faults, honoured by the pool entry only (see src/plugins/lifecycle.ts for how they are reached). */
-export type InjectedFault = 'exit' | 'throw'
-
 /** Given once to each pool thread. */
 export interface WorkerData {
   niceness: number
@@ -102,7 +99,6 @@ export interface Envelope {
   control: SharedArrayBuffer
   /** Epoch ms after which the job is cancelled. */
   deadline: number
-  fault?: InjectedFault
 }
 
 export interface ImageResult {

@@ -1,11 +1,11 @@
 // Runs ffmpeg/ffprobe for this worker, forked from its zygote (zygote.ts) or started by its launcher
 // (launcher.ts): bounded output, killed on cancel or deadline (SIGTERM, then SIGKILL), and counted, so
 // nothing outlives the job that started it.
-import { sandboxed } from './ffmpeg-args.ts'
-import { JobError } from './job-error.ts'
+import { JobError } from '../../contract/job-error.ts'
 import { launch } from './launcher.ts'
+import { execChain } from './sandbox.ts'
 import { launchInZygote } from './zygote.ts'
-import type { Sandbox } from './types.ts'
+import type { Sandbox } from '../../contract/types.ts'
 
 const KILL_GRACE_MS = 1000
 const STDERR_KEEP_BYTES = 2048
@@ -35,7 +35,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
-    const child = sandbox.zygote === undefined ? launch(sandboxed(bin, args, sandbox).flat(), sandbox.setpriv, sandbox.env) : launchInZygote(sandbox.zygote, bin, args, sandbox)
+    const child = sandbox.zygote === undefined ? launch(execChain(bin, args, sandbox), sandbox.setpriv, sandbox.env) : launchInZygote(sandbox.zygote, bin, args, sandbox)
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0

@@ -1,14 +1,9 @@
-// Errors inside workers. They cross the thread boundary as plain { code, message } (see dispatch.ts);
-// src/errors.ts maps each code to one entry of the HTTP catalogue.
-export type FailureCode =
-  | 'BAD_OPTIONS'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA'
-  | 'MEDIA_UNREADABLE'
-  | 'VIDEO_UNAVAILABLE'
-  | 'TIMEOUT'
-  | 'CANCELLED'
-  | 'INTERNAL'
+// Errors inside workers. They cross the thread boundary as plain { code, message } (see workers/dispatch.ts);
+// the code is one of contract/error-codes.ts, and src/errors.ts turns it into that HTTP error.
+import type { ErrorCode } from './error-codes.ts'
+
+/** A catalogue code, or CANCELLED: the job was stopped for a client that left or at the end of a shutdown. */
+export type FailureCode = ErrorCode | 'CANCELLED'
 
 export interface JobFailure {
   code: FailureCode

@@ -6,14 +6,15 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
-import { processStat, processTree } from '../../load/sampler.ts'
-import { gone, waitFor } from '../faults/helpers.ts'
-import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
-import { runTool, type ToolLimits } from '../../workers/spawn.ts'
-import type { Sandbox } from '../../workers/types.ts'
-import { setRunsPerZygote, ZYGOTE_FILE } from '../../workers/zygote.ts'
-import { build } from '../helper.ts'
-import { mediaPath } from '../media.ts'
+import { processStat, processTree } from '../../../load/sampler.ts'
+import { gone, waitFor } from '../../faults/helpers.ts'
+import { frameArgs, probeArgs } from '../../../workers/ffmpeg-args.ts'
+import { runTool, type ToolLimits } from '../../../workers/tools/run-tool.ts'
+import type { Sandbox } from '../../../contract/types.ts'
+import { ZYGOTE_FILE } from '../../../workers/tools/sandbox.ts'
+import { setRunsPerZygote } from '../../../workers/tools/zygote.ts'
+import { build } from '../../helper.ts'
+import { mediaPath } from '../../media.ts'
 
 const run = promisify(execFile)
 const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, zygote: { library: ZYGOTE_FILE }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
@@ -133,7 +134,7 @@ test('terminating the thread kills its zygote and the tools forked from it', asy
     runTool('ffmpeg', workerData.args, { signal: new AbortController().signal, maxStdoutBytes: 1024, children: new SharedArrayBuffer(4), sandbox: workerData.sandbox }).catch(() => {})
     parentPort.postMessage('started')
     setInterval(() => {}, 1000)
-  `)), { workerData: { spawn: new URL('../../workers/spawn.ts', import.meta.url).href, sandbox: SANDBOX, args: LONG_RUN } })
+  `)), { workerData: { spawn: new URL('../../../workers/tools/run-tool.ts', import.meta.url).href, sandbox: SANDBOX, args: LONG_RUN } })
   await new Promise(resolve => worker.once('message', resolve))
   const { zygote, pid } = await runningChild()
   await worker.terminate()

@@ -8,9 +8,11 @@
 // dies with this thread (setpriv --pdeathsig) or when its stdin closes.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { FRAME, FrameReader, decodeExit, encodeRun, encodeSignal, type ErrorPayload } from './launcher-protocol.ts'
+import { withParentDeath } from './sandbox.ts'
 
-const LAUNCHER_FILE = new URL('launcher-process.ts', import.meta.url).pathname
+const LAUNCHER_FILE = fileURLToPath(new URL('launcher-process.ts', import.meta.url))
 /** A helper with nothing to do for this long exits (as idle pool threads do), and gives back its memory. */
 let idleMs = 60_000
 
@@ -134,11 +136,6 @@ export function launchWith (key: string, spec: () => HelperSpec, argv: string[])
  */
 export function launch (argv: string[], setpriv: string | undefined, env: Readonly<Record<string, string>>): LaunchedTool {
   return launchWith('node', () => ({ name: 'launcher', command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE, JSON.stringify(env)]), maxRuns: Infinity }), argv)
-}
-
-/** The command, killed by the kernel when this thread dies (setpriv, where present). */
-export function withParentDeath (setpriv: string | undefined, command: string[]): string[] {
-  return setpriv === undefined ? command : [setpriv, '--pdeathsig', 'KILL', '--', ...command]
 }
 
 /** Test-only: a shorter idle time. */

@@ -1,0 +1,13 @@
+// What the main thread and the digest thread (workers/digest.ts) say to each other.
+import type { MessagePort } from 'node:worker_threads'
+
+export interface DigestTask {
+  port: MessagePort
+  algorithms: string[]
+}
+
+/** Main thread -> digest thread: the next bytes, or the end of the source. Back: each batch's buffer, once hashed. */
+export type DigestMessage = Uint8Array | 'end'
+
+/** Hex digests by algorithm; null when the sender closed the port before the end (the upload failed). */
+export type DigestResult = Record<string, string> | null

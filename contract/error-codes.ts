@@ -1,0 +1,40 @@
+// The one table of thumbd's error codes. Everything else derives from it: the HTTP errors of src/errors.ts
+// (status, public message), the jobs' outcome label in /metrics, the error replies in OpenAPI, and which
+// job failures are about the media (reported in /api/hash's reply rather than failing it).
+// Codes are stable (clients match on them) and never reused; on the wire they carry the prefix THUMBD_.
+
+/** How a failure is counted in thumbd_jobs_total{outcome}. */
+export type OutcomeLabel = 'ok' | 'refused' | 'shed' | 'cancelled' | 'timeout' | 'crashed' | 'error'
+
+export interface ErrorSpec {
+  status: number
+  /** Public message; `%s` (or `%d`) takes the detail given where the error is raised. */
+  message: string
+  /** The outcome label when a job fails with this code. */
+  outcome: OutcomeLabel
+  /** The media itself was refused (size, type, decodability): not the client's request, not the server. */
+  media?: true
+  /** Refusals of load: raised hundreds of times a second, so no stack is captured (about 50 us each). */
+  noStack?: true
+}
+
+export const ERROR_TABLE = {
+  BAD_OPTIONS: { status: 400, message: 'Bad options: %s', outcome: 'refused' },
+  SOURCE_FORBIDDEN: { status: 400, message: 'Source not allowed: %s', outcome: 'refused' },
+  UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key', outcome: 'refused' },
+  NOT_FOUND: { status: 404, message: 'Route %s not found', outcome: 'refused' },
+  REQUEST_TIMEOUT: { status: 408, message: 'Request too slow: %s', outcome: 'refused', noStack: true },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Source too large: %s', outcome: 'refused', media: true },
+  UNSUPPORTED_MEDIA: { status: 415, message: 'Unsupported media: %s', outcome: 'refused', media: true },
+  MEDIA_UNREADABLE: { status: 422, message: 'Media could not be decoded: %s', outcome: 'refused', media: true },
+  INTERNAL: { status: 500, message: 'Internal error', outcome: 'error' },
+  SOURCE_FETCH_FAILED: { status: 502, message: 'Source could not be fetched: %s', outcome: 'refused' },
+  OVERLOADED: { status: 503, message: 'Server overloaded, retry later', outcome: 'shed', noStack: true },
+  DRAINING: { status: 503, message: 'Server is shutting down, retry on another instance', outcome: 'shed', noStack: true },
+  VIDEO_UNAVAILABLE: { status: 503, message: 'Video is not available on this host: %s', outcome: 'refused' },
+  TIMEOUT: { status: 504, message: 'The job ran past %d ms', outcome: 'timeout' }
+} as const satisfies Record<string, ErrorSpec>
+
+export type ErrorCode = keyof typeof ERROR_TABLE
+
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[]

@@ -1,0 +1,64 @@
+// What this host offers for running tools, found once at start by the main thread: the tools' versions,
+// util-linux's prlimit/setpriv for the sandbox, and whether the zygote loads into both tools.
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { preloadingZygote, ZYGOTE_FILE } from './sandbox.ts'
+import type { Sandbox } from '../../contract/types.ts'
+
+const run = promisify(execFile)
+
+export interface ToolSettings {
+  ffmpegPath: string
+  ffprobePath: string
+  /** FFMPEG_ZYGOTE */
+  zygote: 'auto' | 'off'
+  /** Config.toolEnv: the tools' whole environment. */
+  env: Readonly<Record<string, string>>
+}
+
+export interface DetectedTools {
+  /** Versions; undefined when the tool does not run. */
+  ffmpeg: string | undefined
+  ffprobe: string | undefined
+  /** Everything of the sandbox but the per-job limits. */
+  sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
+}
+
+async function version (bin: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+  try {
+    const { stdout } = await run(bin, ['-hide_banner', '-version'], { timeout: 5000, env })
+    return /version (\S+)/.exec(stdout)?.[1] ?? 'unknown'
+  } catch {
+    return undefined
+  }
+}
+
+/** The tool if it runs and its help mentions `needle`. */
+async function supports (bin: string, args: string[], needle: string): Promise<string | undefined> {
+  try {
+    const { stdout } = await run(bin, args, { timeout: 5000 })
+    return stdout.includes(needle) ? bin : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The zygote, if enabled, built, and loadable into both tools with their environment (it only serves when asked to). */
+async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
+  if (settings.zygote === 'off' || !existsSync(ZYGOTE_FILE)) return undefined
+  const env = preloadingZygote(ZYGOTE_FILE, settings.env)
+  const loads = await Promise.all([version(settings.ffmpegPath, env), version(settings.ffprobePath, env)])
+  return loads.every(v => v !== undefined) ? { library: ZYGOTE_FILE } : undefined
+}
+
+export async function detectTools (settings: ToolSettings): Promise<DetectedTools> {
+  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom] = await Promise.all([
+    version(settings.ffmpegPath),
+    version(settings.ffprobePath),
+    supports('prlimit', ['--help'], '--as'),
+    supports('setpriv', ['--help'], '--pdeathsig'),
+    zygote(settings)
+  ])
+  return { ffmpeg, ffprobe, sandbox: { prlimit, setpriv, env: settings.env, zygote: forkedFrom } }
+}
