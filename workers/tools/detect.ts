@@ -8,6 +8,12 @@ import type { Sandbox } from '../../contract/types.ts'
 
 const run = promisify(execFile)
 
+/**
+ * Set in every tool's environment to the server's pid: how an operator (or a test) finds this server's
+ * decoders, wherever they run in the process tree (even one that escaped its helper and was re-parented).
+ */
+export const TOOL_MARKER = 'THUMBD_TOOL_OF'
+
 export interface ToolSettings {
   ffmpegPath: string
   ffprobePath: string
@@ -60,5 +66,5 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     supports('setpriv', ['--help'], '--pdeathsig'),
     zygote(settings)
   ])
-  return { ffmpeg, ffprobe, sandbox: { prlimit, setpriv, env: settings.env, zygote: forkedFrom } }
+  return { ffmpeg, ffprobe, sandbox: { prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom } }
 }
