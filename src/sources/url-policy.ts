@@ -11,12 +11,30 @@ export interface SourcePolicy {
   allowedPrefixes: readonly URL[]
 }
 
+/**
+ * IPv6 is allowed only inside 2000::/3, the one block IANA hands out as global unicast: everything else
+ * (IPv4-compatible ::/96 such as [::127.0.0.1], which ipaddr.js calls plain unicast; site-local; ...) is
+ * refused whatever name ipaddr.js gives it. 3ffe::/16 (the retired 6bone) sits inside it and is refused too.
+ */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
+const RETIRED_V6 = [ipaddr.parseCIDR('3ffe::/16')]
+
 /** Only globally routable unicast: not loopback, private, link-local, CGNAT, multicast, reserved, NAT64, 6to4, Teredo ... */
 export function isPublicAddress (address: string): boolean {
   if (!ipaddr.isValid(address)) return false
-  let ip = ipaddr.parse(address)
+  let ip = ipaddr.parse(canonicalIPv6(address))
   if (ip instanceof ipaddr.IPv6 && ip.isIPv4MappedAddress()) ip = ip.toIPv4Address()
+  if (ip instanceof ipaddr.IPv6 && (!ip.match(GLOBAL_UNICAST_V6) || RETIRED_V6.some(range => ip.match(range)))) return false
   return ip.range() === 'unicast'
+}
+
+/**
+ * ipaddr.js reads any IPv6 with a dotted tail as IPv4-mapped ("::8.8.8.8" as ::ffff:8.8.8.8), but it is
+ * ::808:808, IPv4-compatible, which the kernel routes as IPv6: the WHATWG parser's spelling is the real one.
+ */
+function canonicalIPv6 (address: string): string {
+  if (!address.includes(':')) return address
+  return URL.parse(`http://[${address}]/`)?.hostname.slice(1, -1) ?? address
 }
 
 export function addressAllowed (address: string, policy: SourcePolicy): boolean {
@@ -33,6 +51,9 @@ export function checkSourceUrl (raw: string, policy: SourcePolicy): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new errors.SourceForbidden('only http and https URLs')
   if (url.username !== '' || url.password !== '') throw new errors.SourceForbidden('credentials in URLs are not allowed')
+  // The parser has already resolved plain dot segments; encoded ones and encoded separators it leaves for
+  // the origin to decode, which would walk out of an allowed prefix (/bucket/..%2Fother/x.jpg).
+  if (policy.allowedPrefixes.length > 0 && hidesPathSegments(url.pathname)) throw new errors.SourceForbidden('encoded separators or dot segments in the path')
   const listed = policy.allowedPrefixes.some(prefix => matchesPrefix(url, prefix))
   if (policy.allowedPrefixes.length > 0 && !listed) throw new errors.SourceForbidden('the URL is not under ALLOWED_SOURCES')
   // Non-default ports only where an ALLOWED_SOURCES entry names them (matchesPrefix compares ports).
@@ -48,6 +69,12 @@ export function matchesPrefix (url: URL, prefix: URL): boolean {
   if (url.protocol !== prefix.protocol || url.hostname !== prefix.hostname || url.port !== prefix.port) return false
   const base = prefix.pathname
   return base.endsWith('/') ? url.pathname.startsWith(base) : url.pathname === base || url.pathname.startsWith(`${base}/`)
+}
+
+/** A path with a percent-encoded "/" or "\\", or a segment that decodes to "." or "..". */
+function hidesPathSegments (pathname: string): boolean {
+  if (/%(2f|5c)/i.test(pathname)) return true
+  return pathname.split('/').some(segment => /^(%2e|\.){1,2}$/i.test(segment))
 }
 
 export function parseAllowedSources (entries: readonly string[]): URL[] {
