@@ -3,7 +3,7 @@
 // spool with the same limits. Raw bodies are taken as a stream (the content-type parser only passes it
 // on), so options are validated and admission decided before a single body byte is read.
 import { finished, type Readable } from 'node:stream'
-import multipart from '@fastify/multipart'
+import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Static, TObject } from 'typebox'
@@ -70,11 +70,16 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     let options: Record<string, unknown> = query
     let fetchSignal: AbortSignal | undefined
     let declared: number | undefined
+    let trailingParts: (() => Promise<void>) | undefined
     if (request.isMultipart()) {
-      const part = await request.file()
-      if (part === undefined || part.fieldname !== 'file') throw new errors.BadOptions('a multipart upload needs its file in a part named "file"')
-      options = validate(request, optionsSchema, { ...query, ...fieldValues(part.fields) })
-      stream = part.file
+      const parts = request.parts()
+      const { fields, file } = await leadingFieldsAndFile(parts)
+      options = validate(request, optionsSchema, { ...query, ...fields })
+      stream = file.file
+      // Fields after the file would apply or not depending on how far parsing got: always refused.
+      trailingParts = async () => {
+        if (!(await parts.next()).done) throw new errors.BadOptions('option fields must come before the file part')
+      }
     } else if (isUrlBody(request.body)) {
       const { url, ...rest } = request.body
       options = { ...query, ...rest }
@@ -103,6 +108,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       throw fetchSignal === undefined ? err : fetchError(err, fetchSignal)
     }
     request.spooled = source
+    await trailingParts?.()
     // For replies that never reach onSend (the client left first).
     finished(reply.raw, () => {
       source.dispose().catch(err => request.log.error({ err }, 'could not remove a temp file'))
@@ -125,17 +131,17 @@ function isUrlBody (body: unknown): body is { url: string } & Record<string, unk
     typeof (body as { url?: unknown }).url === 'string'
 }
 
-/** Option fields of a multipart upload; a repeated field is an error, not a silent pick. */
-function fieldValues (fields: Record<string, unknown>): Record<string, unknown> {
-  const values: Record<string, unknown> = {}
-  for (const [name, field] of Object.entries(fields)) {
-    if (name === 'file') continue
-    if (Array.isArray(field)) throw new errors.BadOptions(`field ${name} is repeated`)
-    const { type, value } = field as { type: string, value?: unknown }
-    if (type !== 'field') throw new errors.BadOptions('only one file, in the part named "file"')
-    values[name] = value
+/** The option fields before the file part, and that part; a repeated field is an error, not a silent pick. */
+async function leadingFieldsAndFile (parts: AsyncIterableIterator<Multipart>): Promise<{ fields: Record<string, unknown>, file: MultipartFile }> {
+  const fields: Record<string, unknown> = {}
+  for (;;) {
+    const { value: part, done } = await parts.next()
+    if (done === true || (part.type === 'file' && part.fieldname !== 'file')) break
+    if (part.type === 'file') return { fields, file: part }
+    if (part.fieldname in fields) throw new errors.BadOptions(`field ${part.fieldname} is repeated`)
+    fields[part.fieldname] = part.value
   }
-  return values
+  throw new errors.BadOptions('a multipart upload needs its file in a part named "file"')
 }
 
 /** Multipart fields are strings: validated (and coerced) against the same schema as the query. */
