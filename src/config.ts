@@ -16,22 +16,22 @@ export const CONFIG_SCHEMA = Type.Object({
   CLUSTER_WORKERS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'for load/shapes/cluster.ts, a comparison shape of npm run load -- --compare: fork this many node:cluster copies of the server (the product itself ignores it: run more replicas)' }),
   POOL_THREADS: Type.Integer({ minimum: 0, maximum: 256, default: 0, description: 'worker threads in the pool (0: one per core)' }),
   WORKER_NICENESS: Type.Integer({ minimum: 0, maximum: 19, default: 10, description: 'nice value of job work (worker threads, their ffmpeg, libuv\'s thread pool and libvips\'s threads), so the event loop always gets a core first (0: same priority)' }),
-  MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
-  MAX_INPUT_PIXELS: Type.Integer({ minimum: 1, default: 50000000, description: 'largest image or video frame, in pixels (width x height)' }),
-  MAX_VIDEO_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 14400, description: 'longest video accepted, in seconds' }),
-  MAX_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, default: 5000, description: 'admission bound: a job whose expected wait for a worker exceeds this is refused with 503 OVERLOADED' }),
-  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'job routes answer 503 while the event loop lags more than this (0: off)' }),
-  PRESSURE_MAX_RSS_BYTES: Type.Integer({ minimum: 0, default: 0, description: 'job routes answer 503 while the process RSS is above this (0: off)' }),
-  JOB_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30000, description: 'a job running longer is cancelled and answered 504' }),
-  MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
+  MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, maximum: 17179869184, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
+  MAX_INPUT_PIXELS: Type.Integer({ minimum: 1, maximum: 1073741824, default: 50000000, description: 'largest image or video frame, in pixels (width x height)' }),
+  MAX_VIDEO_SECONDS: Type.Number({ exclusiveMinimum: 0, maximum: 604800, default: 14400, description: 'longest video accepted, in seconds' }),
+  MAX_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 5000, description: 'admission bound: a job whose expected wait for a worker exceeds this is refused with 503 OVERLOADED' }),
+  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 1000, description: 'job routes answer 503 while the event loop lags more than this (0: off)' }),
+  PRESSURE_MAX_RSS_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 0, description: 'job routes answer 503 while the process RSS is above this (0: off)' }),
+  JOB_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 30000, description: 'a job running longer is cancelled and answered 504' }),
+  MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
   ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
-  FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'a URL source must be fetched completely within this time' }),
+  FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'a URL source must be fetched completely within this time' }),
   ALLOW_PRIVATE_SOURCES: Type.Boolean({ default: false, description: 'let URL sources reach loopback/private addresses (tests, private networks)' }),
   FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
   FFMPEG_ZYGOTE: Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto', description: 'auto: fork ffmpeg/ffprobe from a preloaded zygote when native/ffmpeg-zygote.so is built and loads; off: start each run afresh' }),
   TMP_DIR: Type.String({ default: '', description: 'where temp files go (empty: the OS temp dir); each process uses its own subfolder' }),
-  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' })
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' })
 })
 
 type Env = Static<typeof CONFIG_SCHEMA>

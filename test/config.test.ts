@@ -17,6 +17,15 @@ test('defaults: port 3000, pool mode, a generated key; the result is frozen', ()
   assert.ok(config.poolThreads >= 1)
 })
 
+test('every duration, size and count has a documented maximum', () => {
+  for (const [name, schema] of Object.entries(CONFIG_SCHEMA.properties as Record<string, { type?: string, maximum?: number }>)) {
+    if (schema.type !== 'integer' && schema.type !== 'number') continue
+    assert.equal(typeof schema.maximum, 'number', `${name} has a maximum`)
+    // Durations must stay timer-safe.
+    if (name.endsWith('_MS')) assert.ok(schema.maximum! < 2 ** 31, name)
+  }
+})
+
 test('values are parsed and several keys live at once', () => {
   const config = loadConfig({ PORT: '8080', API_KEYS: 'one, two,,three', ALLOW_PRIVATE_SOURCES: 'true', EXECUTION_MODE: 'inline', POOL_THREADS: '3' })
   assert.equal(config.port, 8080)
@@ -35,7 +44,10 @@ test('invalid config: one clear line naming the variable', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ ALLOW_PRIVATE_SOURCES: 'maybe' }, 'ALLOW_PRIVATE_SOURCES'],
     [{ JOB_TIMEOUT_MS: '5' }, 'JOB_TIMEOUT_MS'],
-    [{ MAX_SOURCE_BYTES: '0' }, 'MAX_SOURCE_BYTES']
+    [{ MAX_SOURCE_BYTES: '0' }, 'MAX_SOURCE_BYTES'],
+    // Past setTimeout's 2^31 - 1 ms it would fire at once: every job an instant 504.
+    [{ JOB_TIMEOUT_MS: '2147483648' }, 'JOB_TIMEOUT_MS'],
+    [{ SHUTDOWN_GRACE_MS: '99999999999' }, 'SHUTDOWN_GRACE_MS']
   ] as const) {
     assert.throws(() => loadConfig(env), (err: Error) => {
       assert.ok(err instanceof ConfigError)
