@@ -27,6 +27,8 @@ export interface FrameRequest {
   seekSeconds: number
   /** Let ffmpeg's thumbnail filter choose among this many frames after the seek point (0: take the first). */
   bestOf: number
+  /** Frames the thumbnail filter holds are first shrunk to fit this many px a side (default BEST_OF_SIDE). */
+  bestOfSide?: number
   threads: number
   /** The decoder refuses larger frames; the demuxer refuses more streams. */
   maxPixels: number
@@ -48,9 +50,24 @@ export function coverScale ({ width, height }: { width?: number, height?: number
   return `scale=w='trunc(iw*min(1,${cover}))':h=-1:flags=area`
 }
 
+/**
+ * The thumbnail filter holds all the frames it compares: they are shrunk first to at most this many px a
+ * side (50 x 1280 x 1280 RGB is ~250 MB at worst; full-size 1920x1920 frames took ~600 MB, 50 MP ones GBs).
+ */
+export const BEST_OF_SIDE = 1280
+
+/** Shrinks (never enlarges) the frame to fit inside side x side, keeping the aspect ratio. */
+export function insideScale (side: number): string {
+  return `scale=w='min(iw,${side})':h='min(ih,${side})':force_original_aspect_ratio=decrease:flags=area`
+}
+
 /** One decoded frame as a binary PPM (RGB, header with its size) on stdout. */
-export function frameArgs ({ path, demuxer, seekSeconds, bestOf, threads, maxPixels, maxStreams, report, coverBox }: FrameRequest): string[] {
-  const filters = [bestOf > 0 ? `thumbnail=n=${bestOf}` : undefined, coverBox === undefined ? undefined : coverScale(coverBox)].filter(f => f !== undefined)
+export function frameArgs ({ path, demuxer, seekSeconds, bestOf, bestOfSide = BEST_OF_SIDE, threads, maxPixels, maxStreams, report, coverBox }: FrameRequest): string[] {
+  // Shrink before the thumbnail filter, which holds all the frames it compares.
+  const filters = [
+    coverBox === undefined ? undefined : coverScale(coverBox),
+    bestOf > 0 ? `${insideScale(bestOfSide)},thumbnail=n=${bestOf}` : undefined
+  ].filter(f => f !== undefined)
   return [
     '-hide_banner', '-nostats',
     '-loglevel', report ? 'info' : 'error',

@@ -1,7 +1,7 @@
 // Video in: one ffmpeg run decodes the frame and reports the input (duration, streams, frame size) on
 // stderr, with the decoder and demuxer enforcing the pixel and stream limits themselves. ffprobe runs only
 // when the position is a percentage, which needs the duration before seeking.
-import { frameArgs, probeArgs } from './ffmpeg-args.ts'
+import { BEST_OF_SIDE, frameArgs, probeArgs } from './ffmpeg-args.ts'
 import { JobError } from '../contract/job-error.ts'
 import { parsePpm, type RawFrame } from './ppm.ts'
 import { runTool, type ToolRun } from './tools/index.ts'
@@ -12,8 +12,22 @@ type VideoMedia = Extract<Media, { kind: 'video' }>
 
 export const MAX_STREAMS = 32
 const PROBE_OUTPUT_BYTES = 64 * 1024
-/** Frames the thumbnail filter compares for frame=best (about two seconds at 25 fps). */
+/** Frames the thumbnail filter compares for frame=best (about two seconds at 25 fps), fewer for large frames. */
 const BEST_OF_FRAMES = 50
+const MIN_BEST_OF_FRAMES = 8
+/** What the thumbnail filter may hold: its frames are RGB, all in memory at once. */
+const BEST_OF_BYTES = 128 * 2 ** 20
+
+/**
+ * How many frames frame=best compares: as many as fit BEST_OF_BYTES at the largest size they can have (both
+ * sides at most BEST_OF_SIDE, and one side at most the cover box's, which the scaling before it gives).
+ */
+export function bestOfFrames (coverBox: { width?: number, height?: number } | undefined): number {
+  const shortSide = Math.min(BEST_OF_SIDE, coverBox?.width ?? BEST_OF_SIDE, coverBox?.height ?? BEST_OF_SIDE)
+  return Math.max(MIN_BEST_OF_FRAMES, Math.min(BEST_OF_FRAMES, Math.floor(BEST_OF_BYTES / (shortSide * BEST_OF_SIDE * 3))))
+}
+/** The lines of ffmpeg's input report (parseInputReport), wherever they come in its stderr. */
+const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds/
 /** Default frame position: one second in, where fades from black are usually over. */
 const DEFAULT_AT: FramePosition = { seconds: 1 }
 
@@ -37,19 +51,19 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     path,
     demuxer: media.demuxer,
     seekSeconds,
-    bestOf: options.best ? BEST_OF_FRAMES : 0,
+    bestOf: options.best ? bestOfFrames(coverBox) : 0,
     threads: ctx.settings.ffmpegThreads,
     maxPixels: ctx.settings.maxInputPixels,
     maxStreams: MAX_STREAMS,
     report,
     coverBox
-  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, anyExitCode: true })
+  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, keepLines: REPORT_LINES, anyExitCode: true })
 
   let info: VideoInfo | undefined
   let first: ToolRun
   if ('seconds' in at) {
     first = await grab(at.seconds, true)
-    info = parseInputReport(first.stderrHead)
+    info = parseInputReport(first.kept)
     checkLimits(info, ctx)
   } else {
     info = await probeVideo(path, media, ctx)
@@ -68,7 +82,7 @@ function succeeded (run: ToolRun): ToolRun {
 
 /**
  * Reads ffmpeg's input report. Its lines have a fixed indent ("  Duration:", "  Stream #0:"); metadata is
- * indented deeper, so a crafted title cannot pass for one. Only used to choose the error code: the limits
+ * indented deeper (ffmpeg indents every line of a multi-line value too), so a crafted title cannot pass for one. Only used to choose the error code: the limits
  * themselves are enforced inside ffmpeg (-max_pixels, -max_streams).
  */
 export function parseInputReport (stderr: string): VideoInfo {

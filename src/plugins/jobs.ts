@@ -54,6 +54,15 @@ const CANCEL_WAIT_MS = 3000
 /** Room for 50 MP frames, a decoder's reference frames and ffmpeg's mapped libraries; far below a runaway. */
 const FFMPEG_ADDRESS_SPACE_BYTES = 4 * 2 ** 30
 
+/**
+ * RLIMIT_CPU of a tool run: the backstop should the deadline's kill ever be missed. It counts the CPU time of
+ * all the tool's threads, so it grows with them (plus one for ffmpeg's demuxer and filter threads): a fixed
+ * figure could kill a many-threaded decoder on a many-core host before the deadline, as a 422.
+ */
+export function toolCpuSeconds (jobTimeoutMs: number, decoderThreads: number): number {
+  return (Math.ceil(jobTimeoutMs / 1000) + 5) * (decoderThreads + 1)
+}
+
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
 const outcomeOf = (code: FailureCode): JobOutcomeLabel => code === 'CANCELLED' ? 'cancelled' : ERROR_TABLE[code].outcome
@@ -77,8 +86,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     sandbox: {
       ...app.mediaTools.sandbox,
       addressSpaceBytes: FFMPEG_ADDRESS_SPACE_BYTES,
-      // The deadline kills it first; this is the backstop should a kill ever be missed.
-      cpuSeconds: Math.ceil(config.jobTimeoutMs / 1000) + 5
+      // Set per job in run(), from its decoder threads.
+      cpuSeconds: toolCpuSeconds(config.jobTimeoutMs, 1)
     }
   }
   const pairing = createPairing(config.poolThreads)
@@ -127,7 +136,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     // A job that finds the pool idle may use every core for its decoder; under load, one thread per job is
     // the most work per CPU second (frame threads only add contention).
     const ffmpegThreads = inFlight.size === 0 ? config.poolThreads : 1
-    const envelope = (): Envelope => ({ task, settings: { ...settings, ffmpegThreads }, control: createControl(), deadline })
+    const jobSettings = { ...settings, ffmpegThreads, sandbox: { ...settings.sandbox, cpuSeconds: toolCpuSeconds(config.jobTimeoutMs, ffmpegThreads) } }
+    const envelope = (): Envelope => ({ task, settings: jobSettings, control: createControl(), deadline })
     const seat = pairing.seatFor(task)
     const submitted = performance.now()
     const pending = submit(envelope(), seat, job)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
+import { BEST_OF_SIDE, frameArgs, insideScale, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { parsePpm } from '../../workers/ppm.ts'
 import { parseInputReport, seekPoint } from '../../workers/video.ts'
 import { negotiate } from '../../src/routes/options.ts'
@@ -31,7 +31,10 @@ test('probe and frame command lines read only the local file through the forced 
   assert.equal(frame[frame.indexOf('-loglevel') + 1], 'info')
   const best = frameArgs({ path: '/tmp/y', demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false })
   assert.equal(best[best.indexOf('-loglevel') + 1], 'error')
-  assert.equal(best[best.indexOf('-vf') + 1], 'thumbnail=n=50')
+  // The frames the thumbnail filter holds are shrunk first (its memory grows with frames x frame size).
+  assert.equal(best[best.indexOf('-vf') + 1], `${insideScale(BEST_OF_SIDE)},thumbnail=n=50`)
+  const boxed = frameArgs({ path: '/tmp/y', demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, coverBox: { width: 640 } })
+  assert.match(boxed[boxed.indexOf('-vf') + 1]!, /^scale=.*,scale=.*,thumbnail=n=50$/)
 })
 
 test("ffmpeg's input report gives duration, frame size and stream count; metadata cannot pass for it", () => {

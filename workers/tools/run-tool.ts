@@ -9,14 +9,15 @@ import type { Sandbox } from '../../contract/types.ts'
 
 const KILL_GRACE_MS = 1000
 const STDERR_KEEP_BYTES = 2048
-/** ffmpeg reports the input (duration, streams) at the start of stderr: that part is kept whole. */
-const STDERR_HEAD_BYTES = 16 * 1024
+/** Kept lines (ToolLimits.keepLines): at most this many, each cut to this length. */
+const MAX_KEPT_LINES = 512
+const MAX_KEPT_LINE_CHARS = 512
 
 export interface ToolRun {
   code: number
   stdout: Buffer
-  /** The first 16 KB of stderr. */
-  stderrHead: string
+  /** The stderr lines that matched ToolLimits.keepLines, wherever they came, joined by newlines. */
+  kept: string
   /** The last 2 KB of stderr. */
   stderr: string
 }
@@ -27,11 +28,16 @@ export interface ToolLimits {
   /** Shared Int32 counting live children across threads (JobSettings.children). */
   children: SharedArrayBuffer
   sandbox: Sandbox
+  /**
+   * stderr lines to keep, however much else the tool prints (ffmpeg's input report can come after megabytes
+   * of metadata a file chose to carry). Only the start of a line is tested.
+   */
+  keepLines?: RegExp
   /** Resolve with the exit code instead of rejecting when the tool exits non-zero. */
   anyExitCode?: boolean
 }
 
-export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, keepLines, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
@@ -40,7 +46,9 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
     const chunks: Buffer[] = []
     let stdoutBytes = 0
     let stderr = ''
-    let stderrHead = ''
+    const kept: string[] = []
+    /** The start of the line being received (only what keepLines needs). */
+    let line = ''
     let failure: unknown
     let killTimer: NodeJS.Timeout | undefined
 
@@ -59,8 +67,11 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
     })
     child.stderr.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8')
-      if (stderrHead.length < STDERR_HEAD_BYTES) stderrHead = (stderrHead + text).slice(0, STDERR_HEAD_BYTES)
       stderr = (stderr + text).slice(-STDERR_KEEP_BYTES)
+      if (keepLines === undefined) return
+      const lines = (line + text).split('\n')
+      line = lines.pop()!.slice(0, MAX_KEPT_LINE_CHARS)
+      for (const full of lines) if (kept.length < MAX_KEPT_LINES && keepLines.test(full)) kept.push(full.slice(0, MAX_KEPT_LINE_CHARS))
     })
     child.on('error', (err: NodeJS.ErrnoException) => {
       failure ??= err.code === 'ENOENT'
@@ -75,7 +86,11 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       // 127: prlimit/setpriv could not find the tool to exec.
       else if (code === 127) reject(new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`))
       else if (code !== 0 && !anyExitCode) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
-      else resolve({ code: code ?? -1, stdout: Buffer.concat(chunks), stderrHead, stderr })
+      else {
+        // The last line, if it had no newline.
+        if (keepLines?.test(line) === true && kept.length < MAX_KEPT_LINES) kept.push(line)
+        resolve({ code: code ?? -1, stdout: Buffer.concat(chunks), kept: kept.join('\n'), stderr })
+      }
     })
   })
 }
