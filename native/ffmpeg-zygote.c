@@ -1,5 +1,5 @@
 // A fork server for ffmpeg/ffprobe, loaded into the tool with LD_PRELOAD (see workers/zygote.ts for the
-// Node side and README "How a job runs" for the figures).
+// Node side and docs/architecture.md for the figures).
 //
 // Why: Debian's ffmpeg links ~215 shared libraries with BIND_NOW, so every run spends ~60 ms of CPU in the
 // dynamic loader and library constructors before main() (of ~210 ms for a 1080p frame). Loaded once here,

@@ -2,7 +2,7 @@
 // reading the socket and hashing run on two cores instead of one after the other. One task per source, many
 // at once: a task spends its life waiting on its port. Every batch is acknowledged, so the sender can hold
 // back when hashing falls behind instead of queueing the whole upload in memory.
-// Same priority as the job threads: hashing is job work, /health and intake come first.
+// Its priority is set by src/plugins/digests.ts: the event loop's (hashing is intake; niced it held uploads back).
 import './niceness.ts'
 import { createHash } from 'node:crypto'
 import type { DigestMessage, DigestResult, DigestTask } from '../contract/digest.ts'

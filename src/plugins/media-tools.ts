@@ -28,7 +28,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (sandbox.prlimit === undefined || sandbox.setpriv === undefined) app.log.warn('prlimit/setpriv (util-linux) not found: ffmpeg runs without OS resource limits')
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
-  else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see README)')
+  else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')
   app.decorate('mediaTools', {
     sandbox,
     ffmpeg,

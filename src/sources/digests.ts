@@ -2,7 +2,7 @@
 // they arrive: for photos that is a few milliseconds in all, never in one block. A source that passes
 // OFFLOAD_BYTES is hashed again from its first byte on the digest thread (workers/digest.ts), and the work
 // done here is dropped: receiving a 100 MB body and hashing it then share two cores instead of queueing on
-// one (README, Benchmarks). Bytes cross in 1 MiB batches, copied once (the spool may still need the
+// one (docs/benchmarks.md). Bytes cross in 1 MiB batches, copied once (the spool may still need the
 // chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
