@@ -1,4 +1,4 @@
-// A fork server for ffmpeg/ffprobe, loaded into the tool with LD_PRELOAD (see workers/zygote.ts for the
+// A fork server for ffmpeg/ffprobe, loaded into the tool with LD_PRELOAD (see workers/tools/zygote.ts for the
 // Node side and docs/architecture.md for the figures).
 //
 // Why: Debian's ffmpeg links ~215 shared libraries with BIND_NOW, so every run spends ~60 ms of CPU in the
