@@ -17,6 +17,7 @@ import jobs from './plugins/jobs.ts'
 import lifecycle from './plugins/lifecycle.ts'
 import mediaTools from './plugins/media-tools.ts'
 import metrics from './plugins/metrics.ts'
+import slowClients, { serverTimeouts } from './plugins/slow-clients.ts'
 import sources from './plugins/sources.ts'
 import tempFiles from './plugins/temp-files.ts'
 import hashRoutes from './routes/hash.ts'
@@ -38,7 +39,8 @@ export function serverOptions (config: Config, logStream?: Writable): FastifySer
     // JSON bodies carry options and a URL only; media bodies are streamed and bounded by MAX_SOURCE_BYTES.
     bodyLimit: 64 * 1024,
     // lifecycle.ts answers 503 DRAINING itself, with a catalogue code.
-    return503OnClosing: false
+    return503OnClosing: false,
+    ...serverTimeouts(config)
   }
 }
 
@@ -59,6 +61,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
   await fastify.register(mediaTools, { config })
   await fastify.register(jobs, { config, workerFile })
   await fastify.register(digests, { config })
+  await fastify.register(slowClients, { config })
   await fastify.register(sources, { config })
   await fastify.register(auth, { config })
 
@@ -67,6 +70,8 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
     api.addHook('onRequest', api.authenticate)
     api.addHook('onRequest', api.admitWhileRunning)
     api.addHook('onRequest', api.admission.admit)
+    api.addHook('onRequest', api.paceBody)
+    api.addHook('preParsing', api.continueBody)
     // Event-loop delay and memory guard the job routes only; /health and /metrics keep answering.
     await api.register(underPressure, {
       maxEventLoopDelay: config.pressureMaxEventLoopDelayMs,

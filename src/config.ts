@@ -31,7 +31,11 @@ export const CONFIG_SCHEMA = Type.Object({
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
   FFMPEG_ZYGOTE: Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto', description: 'auto: fork ffmpeg/ffprobe from a preloaded zygote when native/ffmpeg-zygote.so is built and loads; off: start each run afresh' }),
   TMP_DIR: Type.String({ default: '', description: 'where temp files go (empty: the OS temp dir); each process uses its own subfolder' }),
-  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' })
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'a connection must deliver its request line and headers within this time, or it is closed (408)' }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 5000, description: 'an idle keep-alive connection is closed after this time' }),
+  MIN_BODY_BYTES_PER_SECOND: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16384, description: 'a request body must arrive at least this fast, over every 5 s window, or the request gets 408 REQUEST_TIMEOUT and its connection is closed (0: off)' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
 })
 
 type Env = Static<typeof CONFIG_SCHEMA>
@@ -67,6 +71,10 @@ export interface Config {
   readonly toolEnv: Readonly<Record<string, string>>
   readonly tmpDir: string
   readonly shutdownGraceMs: number
+  readonly headersTimeoutMs: number
+  readonly keepAliveTimeoutMs: number
+  readonly minBodyBytesPerSecond: number
+  readonly requestTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -121,7 +129,11 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     ffmpegZygote: parsed.FFMPEG_ZYGOTE,
     toolEnv: Object.freeze(Object.fromEntries(TOOL_ENV.flatMap(name => env[name] === undefined ? [] : [[name, env[name]]]))),
     tmpDir: parsed.TMP_DIR || tmpdir(),
-    shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS
+    shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
+    headersTimeoutMs: parsed.HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: parsed.KEEP_ALIVE_TIMEOUT_MS,
+    minBodyBytesPerSecond: parsed.MIN_BODY_BYTES_PER_SECOND,
+    requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS
   })
 }
 

@@ -1,10 +1,12 @@
-// Admission control: the queue is bounded by expected wait, not by count. Each admitted request reserves
-// the recent mean run time of its kind of job; a new request whose wait (reserved work / threads) would
-// pass MAX_QUEUE_WAIT_MS is refused at once with 503 and a Retry-After from that estimate. It runs in
-// onRequest, before any body byte is read, so a refusal costs almost nothing.
+// Admission control: the queue is bounded by expected wait, not by count. Each job submitted to the pool
+// reserves the recent mean run time of its kind until it is done; a request whose wait (reserved work /
+// threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and a Retry-After from that estimate.
+// Checked twice: in onRequest, before any body byte is read, so most refusals cost almost nothing; and when
+// the job is submitted, after intake. Only jobs reserve: a client still uploading (slowly, maybe: a phone on
+// a bad network, or an attacker) holds no capacity that others need (src/plugins/slow-clients.ts cuts those
+// below the rate floor).
 // Hand-written: this is thumbd's own policy (like imgproxy's workers.go), not a library concern.
-import { finished } from 'node:stream'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
@@ -19,8 +21,10 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     admission: {
-      /** onRequest hook for job routes. */
-      admit (request: FastifyRequest, reply: FastifyReply): Promise<void>
+      /** onRequest hook for job routes: refuses while the queue is past its bound. */
+      admit (request: FastifyRequest): Promise<void>
+      /** At a job's submission: refuses as admit does, else reserves its estimate. Call the result when the job is done. */
+      reserve (kind: JobKind): () => void
       /** Feeds a finished job's run time into its kind's estimate. */
       record (kind: JobKind, runMs: number): void
       expectedWaitMs (): number
@@ -41,26 +45,35 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 
   const expectedWaitMs = () => reservedMs / threads
 
-  async function admit (request: FastifyRequest, reply: FastifyReply) {
-    const kind = request.routeOptions.config.jobKind
-    if (kind === undefined) return
+  function refuseIfFull (kind: JobKind) {
     const waitMs = expectedWaitMs()
     app.metrics.expectedWait.set(waitMs / 1000)
-    if (waitMs > config.maxQueueWaitMs) {
-      app.metrics.shed.inc({ reason: 'queue' })
-      app.metrics.jobs.inc({ kind, outcome: 'shed' })
-      const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((waitMs - config.maxQueueWaitMs) / 1000)))
-      throw Object.assign(new errors.Overloaded(), { retryAfter })
-    }
-    // Reserved until the reply is done, whatever happens: the request holds its place while it uploads, too.
+    if (waitMs <= config.maxQueueWaitMs) return
+    app.metrics.shed.inc({ reason: 'queue' })
+    app.metrics.jobs.inc({ kind, outcome: 'shed' })
+    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((waitMs - config.maxQueueWaitMs) / 1000)))
+    throw Object.assign(new errors.Overloaded(), { retryAfter })
+  }
+
+  async function admit (request: FastifyRequest) {
+    const kind = request.routeOptions.config.jobKind
+    if (kind !== undefined) refuseIfFull(kind)
+  }
+
+  function reserve (kind: JobKind) {
+    refuseIfFull(kind)
     const reserved = estimateMs[kind]
     reservedMs += reserved
-    finished(reply.raw, () => { reservedMs -= reserved })
+    let released = false
+    return () => {
+      if (!released) reservedMs -= reserved
+      released = true
+    }
   }
 
   function record (kind: JobKind, runMs: number) {
     estimateMs[kind] += ALPHA * (runMs - estimateMs[kind])
   }
 
-  app.decorate('admission', { admit, record, expectedWaitMs })
+  app.decorate('admission', { admit, reserve, record, expectedWaitMs })
 }, { name: 'admission', dependencies: ['metrics'] })

@@ -1,7 +1,6 @@
 // Every error reply has one shape, { statusCode, code, error, message }, with a code from src/errors.ts.
 // 5xx details go to the log, never to the client.
 import { STATUS_CODES } from 'node:http'
-import { Socket } from 'node:net'
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { codeOf, errors, ThumbdError } from '../errors.ts'
@@ -20,17 +19,7 @@ export default fp(async (app) => {
     if (codeOf(error) === 'INTERNAL') request.log.error({ err }, 'request failed')
     else request.log.info({ code: error.code, reason: err.message }, 'request refused')
     if (error.statusCode === 503) reply.header('retry-after', String(err.retryAfter ?? RETRY_AFTER_SECONDS))
-    // A refusal sent before the body was read (admission, draining, declared size): close the connection
-    // rather than receive megabytes only to throw them away, so shedding load stays cheap.
-    if (!request.raw.complete) {
-      reply.header('connection', 'close')
-      // Node would first half-close and wait for that to finish, reading (and discarding) more of the body
-      // meanwhile: under a flood of refused uploads that was ~200 KB read per refusal. The reply is in the
-      // kernel once 'finish' fires, so the socket can go at once.
-      // (inject() has no real socket to close.)
-      const { socket } = request.raw
-      if (socket instanceof Socket) reply.raw.once('finish', () => socket.destroy())
-    }
+    // A refusal sent before the body was read: plugins/slow-clients.ts reads and drops the rest, bounded.
     return reply.code(error.statusCode).send({
       statusCode: error.statusCode,
       code: error.code,

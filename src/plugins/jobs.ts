@@ -131,6 +131,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
   }
 
   async function run<T extends JobTask> (task: T, { signal }: RunOptions = {}): Promise<JobResult<JobResults[T['kind']]>> {
+    // Refused here too (503) if the queue filled up while this request was uploading.
+    const release = app.admission.reserve(task.kind)
     const job = Symbol(task.kind)
     const deadline = Date.now() + config.jobTimeoutMs
     // A job that finds the pool idle may use every core for its decoder; under load, one thread per job is
@@ -191,7 +193,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
       clearTimeout(timer)
       if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
       const settled = inFlight.get(job)!.settled
-      settled.finally(() => { inFlight.delete(job); completed++ })
+      // The reservation lasts as long as the work: a job answered at its deadline may still run a moment.
+      settled.finally(() => { inFlight.delete(job); completed++; release() })
     }
   }
 

@@ -10,7 +10,7 @@ import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { createFetcher, fetchError } from '../sources/fetch-source.ts'
-import { spool, type DigestAlgorithm, type SpooledSource } from '../sources/spool.ts'
+import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource } from '../sources/spool.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
 import type { JobSource } from '../../contract/types.ts'
 
@@ -73,7 +73,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     let trailingParts: (() => Promise<void>) | undefined
     if (request.isMultipart()) {
       const parts = request.parts()
-      const { fields, file } = await leadingFieldsAndFile(parts)
+      const { fields, file } = await leadingFieldsAndFile(parts, request.bodyTooSlow)
       options = validate(request, optionsSchema, { ...query, ...fields })
       stream = file.file
       // Fields after the file would apply or not depending on how far parsing got: always refused.
@@ -101,7 +101,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         tempDir: app.tempDir,
         algorithms: algorithms?.(options as Static<T>),
         anyBytes,
-        runDigestTask: app.runDigestTask
+        runDigestTask: app.runDigestTask,
+        signal: request.bodyTooSlow
       })
     } catch (err) {
       // A fetched body can also fail mid-stream: reset, timeout, length mismatch.
@@ -117,7 +118,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   }
 
   app.decorate('sources', { take })
-}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests'] })
+}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients'] })
 
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {
@@ -132,10 +133,10 @@ function isUrlBody (body: unknown): body is { url: string } & Record<string, unk
 }
 
 /** The option fields before the file part, and that part; a repeated field is an error, not a silent pick. */
-async function leadingFieldsAndFile (parts: AsyncIterableIterator<Multipart>): Promise<{ fields: Record<string, unknown>, file: MultipartFile }> {
+async function leadingFieldsAndFile (parts: AsyncIterableIterator<Multipart>, signal: AbortSignal): Promise<{ fields: Record<string, unknown>, file: MultipartFile }> {
   const fields: Record<string, unknown> = {}
   for (;;) {
-    const { value: part, done } = await parts.next()
+    const { value: part, done } = await nextOrAbort(parts, signal)
     if (done === true || (part.type === 'file' && part.fieldname !== 'file')) break
     if (part.type === 'file') return { fields, file: part }
     if (part.fieldname in fields) throw new errors.BadOptions(`field ${part.fieldname} is repeated`)

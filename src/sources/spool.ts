@@ -25,6 +25,8 @@ export interface SpoolLimits {
   runDigestTask?: RunDigestTask
   /** The size the client announced (Content-Length of a raw body), if any: only a hint. */
   declaredBytes?: number
+  /** Stops the intake with its reason (the body fell below the rate floor, see plugins/slow-clients.ts). */
+  signal?: AbortSignal
 }
 
 export interface SpooledSource {
@@ -51,7 +53,13 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
   let sniffed = false
   let media: Media | undefined
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    // A refusal leaves the stream as it is (not destroyed): destroying a request body destroys its socket, and
+    // the client would see a reset instead of its answer (plugins/slow-clients.ts reads the rest, bounded).
+    const chunks = stream.iterator({ destroyOnReturn: false })[Symbol.asyncIterator]()
+    for (;;) {
+      const next = await nextOrAbort(chunks, limits.signal)
+      if (next.done === true) break
+      const chunk = next.value as Buffer
       if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`more than ${limits.maxBytes} bytes`)
       await digester.update(chunk)
       await sink.add(chunk)
@@ -69,6 +77,19 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     digester.abort()
     await sink.dispose()
     throw err
+  }
+}
+
+/** The stream's next chunk, or the signal's reason thrown as soon as it aborts. */
+export async function nextOrAbort<T> (iterator: AsyncIterator<T>, signal: AbortSignal | undefined): Promise<IteratorResult<T>> {
+  if (signal === undefined) return iterator.next()
+  signal.throwIfAborted()
+  let onAbort: (() => void) | undefined
+  const aborted = new Promise<never>((_resolve, reject) => { onAbort = () => reject(signal.reason); signal.addEventListener('abort', onAbort, { once: true }) })
+  try {
+    return await Promise.race([iterator.next(), aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort!)
   }
 }
 

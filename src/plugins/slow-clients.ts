@@ -1,0 +1,110 @@
+// Clients that send slowly, or not at all, and clients that send everything before they read:
+// - headers must arrive within HEADERS_TIMEOUT_MS, a whole request within REQUEST_TIMEOUT_MS, and an idle
+//   keep-alive connection goes after KEEP_ALIVE_TIMEOUT_MS (serverTimeouts, given to Fastify);
+// - a job request's body must keep a floor of MIN_BODY_BYTES_PER_SECOND over every window, or it is
+//   answered 408 and its connection closed: a phone on a bad network and a drip attack look the same, and
+//   either holds a connection and a buffer, never job capacity (admission reserves only submitted jobs);
+// - `Expect: 100-continue` is honoured: 100 goes out only once the request passed auth and admission, so a
+//   refused client never sends its body;
+// - an answer sent before the body was read (a refusal) lingers: the rest of the body is read and dropped,
+//   up to LINGER_BYTES and LINGER_MS, so that a client that reads only after sending (Python's http.client,
+//   requests) sees its 503 instead of a reset. Past either bound the connection is cut.
+// Hand-written: Node's own timeouts cover headers and idle sockets but have no rate floor, and its close after
+// an early answer resets clients that are still sending.
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
+import { STATUS_CODES } from 'node:http'
+import { Socket } from 'node:net'
+import { finished } from 'node:stream'
+import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Config } from '../config.ts'
+import { errors } from '../errors.ts'
+
+/** The rate floor is checked over windows this long. */
+export const BODY_WINDOW_MS = 5000
+/** How much of a refused body is read and dropped, and for how long, before the connection is cut. */
+export const LINGER_BYTES = 16 * 2 ** 20
+export const LINGER_MS = 5000
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Aborts (with 408 REQUEST_TIMEOUT) when the body falls below the rate floor. */
+    bodyTooSlow: AbortSignal
+  }
+  interface FastifyInstance {
+    /** onRequest hook for job routes: watches the body's rate. */
+    paceBody (request: FastifyRequest, reply: FastifyReply): Promise<void>
+    /** preParsing hook for job routes: the request was admitted, so the client may send its body now. */
+    continueBody (request: FastifyRequest, reply: FastifyReply): Promise<void>
+  }
+}
+
+/** Fastify's options for the http server it creates (its type leaves `http` to its HTTP/1-only overload). */
+export function serverTimeouts (config: Config): Partial<FastifyServerOptions> & { http: ServerOptions } {
+  return {
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    // Node checks its header and request timeouts on this interval (30 s by default).
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    clientErrorHandler
+  }
+}
+
+/** Node's errors before a request exists (timeouts, malformed requests): a catalogue reply, then close. */
+function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket) {
+  const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+  if (socket.writable && !socket.writableEnded && err.code !== 'ECONNRESET') {
+    const error = timedOut ? new errors.RequestTimeout('the request headers did not arrive in time') : new errors.BadOptions('malformed HTTP request')
+    const body = JSON.stringify({ statusCode: error.statusCode, code: error.code, error: STATUS_CODES[error.statusCode], message: error.message })
+    socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroySoon()
+}
+
+export default fp<{ config: Config }>(async (app, { config }) => {
+  const floorPerWindow = config.minBodyBytesPerSecond * BODY_WINDOW_MS / 1000
+  app.decorateRequest('bodyTooSlow', null as unknown as AbortSignal)
+
+  // Without a listener Node answers 100 at once; with this one the route's hooks decide (continueBody).
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => app.server.emit('request', request, response))
+
+  app.decorate('paceBody', async (request: FastifyRequest, reply: FastifyReply) => {
+    const controller = new AbortController()
+    request.bodyTooSlow = controller.signal
+    const { socket } = request.raw
+    if (floorPerWindow === 0 || !(socket instanceof Socket) || request.raw.complete) return
+    let seen = socket.bytesRead
+    const timer = setInterval(() => {
+      if (request.raw.complete) return clearInterval(timer)
+      const arrived = socket.bytesRead - seen
+      seen = socket.bytesRead
+      if (arrived >= floorPerWindow) return
+      clearInterval(timer)
+      controller.abort(new errors.RequestTimeout(`the body arrived slower than ${config.minBodyBytesPerSecond} bytes/s`))
+    }, BODY_WINDOW_MS).unref()
+    finished(reply.raw, () => clearInterval(timer))
+  })
+
+  app.decorate('continueBody', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (/^100-continue$/i.test(request.headers.expect ?? '') && !reply.raw.headersSent) reply.raw.writeContinue()
+  })
+
+  // An answer that went out before its request's body was read: read and drop the rest, within bounds.
+  app.addHook('onResponse', async (request) => {
+    const { raw } = request
+    const { socket } = raw
+    if (raw.complete || !(socket instanceof Socket) || socket.destroyed) return
+    const cut = () => socket.destroy()
+    const timer = setTimeout(cut, LINGER_MS).unref()
+    const start = socket.bytesRead
+    // Counted on the socket: a body Node already dumps emits no 'data' of its own.
+    const dropping = () => { if (socket.bytesRead - start > LINGER_BYTES) cut() }
+    socket.on('data', dropping)
+    const done = () => { clearTimeout(timer); socket.off('data', dropping) }
+    raw.once('end', done)
+    socket.once('close', done)
+    // A multipart parser may still be piped from it, pausing it when its part goes unread.
+    raw.unpipe()
+    raw.resume()
+  })
+}, { name: 'slow-clients' })

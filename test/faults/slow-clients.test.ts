@@ -1,0 +1,145 @@
+// Slow clients and clients that read only after sending, over real sockets: a drip holds no job capacity
+// and is cut with 408, headers and idle sockets time out, and a refusal reaches a client that is still
+// sending as its answer, not as a reset.
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import { test } from 'node:test'
+import { LINGER_BYTES } from '../../src/plugins/slow-clients.ts'
+import { TEST_KEY, build } from '../helper.ts'
+import { media } from '../media.ts'
+import { listen, upload, waitFor } from './helpers.ts'
+
+const portOf = (base: string) => Number(new URL(base).port)
+
+function requestHead (path: string, length: number, extra: string[] = []) {
+  return [`POST ${path} HTTP/1.1`, 'host: localhost', `authorization: Bearer ${TEST_KEY}`, 'content-type: image/jpeg', `content-length: ${length}`, ...extra, '', ''].join('\r\n')
+}
+
+interface RawClient { socket: Socket, reply: () => string, closed: Promise<string | undefined> }
+
+/** A raw connection; `closed` resolves with the socket error's code, if any (EPIPE, ECONNRESET). */
+async function rawClient (port: number): Promise<RawClient> {
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  let reply = ''
+  socket.on('data', chunk => { reply += chunk.toString('latin1') })
+  let error: string | undefined
+  socket.on('error', (err: NodeJS.ErrnoException) => { error ??= err.code })
+  const closed = new Promise<string | undefined>(resolve => socket.once('close', () => resolve(error)))
+  return { socket, reply: () => reply, closed }
+}
+
+/** As Python's http.client does: the whole request is written before a byte of the answer is read. */
+async function sendAllThenRead (port: number, head: string, body: Buffer): Promise<{ reply: string, error?: string }> {
+  const client = await rawClient(port)
+  client.socket.pause()
+  const written = new Promise<string | undefined>(resolve => client.socket.write(Buffer.concat([Buffer.from(head), body]), err => resolve((err as NodeJS.ErrnoException | null)?.code)))
+  const writeError = await written
+  client.socket.resume()
+  await waitFor(() => client.reply().includes('\r\n\r\n') || client.socket.destroyed, 10_000, 'an answer')
+  client.socket.end()
+  return { reply: client.reply(), error: writeError ?? await client.closed }
+}
+
+test('drips below the rate floor hold no job capacity, and are cut with 408 and closed', async (t) => {
+  // One thread and a short queue bound: before, twelve uploads in progress reserved 12 x 300 ms and every
+  // other request got 503 for as long as they dripped.
+  const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '1000' })
+  const base = await listen(app)
+  const drips = await Promise.all(Array.from({ length: 12 }, () => rawClient(portOf(base))))
+  for (const drip of drips) drip.socket.write(requestHead('/api/thumbnail', 5_000_000) + 'x'.repeat(100))
+  const timer = setInterval(() => { for (const drip of drips) if (!drip.socket.destroyed) drip.socket.write('x') }, 1000)
+  t.after(() => clearInterval(timer))
+  const jpeg = await media('jpeg')
+  for (let i = 0; i < 6; i++) {
+    const res = await upload(base, 'thumbnail', jpeg)
+    assert.equal(res.status, 200, `request ${i} beside the drips: ${res.body.toString()}`)
+  }
+  const errors = await Promise.all(drips.map(drip => drip.closed))
+  for (const [i, drip] of drips.entries()) {
+    assert.match(drip.reply(), /^HTTP\/1\.1 408 /, `drip ${i} (${errors[i]}): ${drip.reply()}`)
+    assert.match(drip.reply(), /"code":"THUMBD_REQUEST_TIMEOUT"/)
+  }
+})
+
+test('headers must arrive in HEADERS_TIMEOUT_MS: an idle socket and half a request are closed, the latter with 408', async (t) => {
+  const app = await build(t, { HEADERS_TIMEOUT_MS: '1000' })
+  const base = await listen(app)
+  const idle = await rawClient(portOf(base))
+  const half = await rawClient(portOf(base))
+  half.socket.write('POST /api/thumbnail HTTP/1.1\r\nhost: localhost\r\n')
+  const started = Date.now()
+  await Promise.all([idle.closed, half.closed])
+  assert.ok(Date.now() - started < 5000, 'closed within the timeout and one check interval')
+  assert.match(half.reply(), /^HTTP\/1\.1 408 [\s\S]*"code":"THUMBD_REQUEST_TIMEOUT"/)
+})
+
+test('a refusal reaches a client that sends its whole body before reading, as its 503, not as a reset', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  // Every job request is now refused in onRequest, before its body is read.
+  app.drain(60_000).catch(() => {})
+  const body = Buffer.alloc(12 * 2 ** 20)
+  for (let i = 0; i < 3; i++) {
+    const { reply, error } = await sendAllThenRead(portOf(base), requestHead('/api/thumbnail', body.length), body)
+    assert.match(reply, /^HTTP\/1\.1 503 [\s\S]*retry-after: \d+[\s\S]*"code":"THUMBD_DRAINING"/i, `try ${i}: ${error ?? ''} ${reply}`)
+  }
+})
+
+test('Expect: 100-continue is honoured: a refused client never sends its body, an admitted one is asked for it', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const jpeg = await media('jpeg')
+  const admitted = await rawClient(portOf(base))
+  admitted.socket.write(requestHead('/api/thumbnail', jpeg.length, ['expect: 100-continue']))
+  await waitFor(() => admitted.reply().startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 5000, '100 Continue')
+  admitted.socket.write(jpeg)
+  await waitFor(() => /HTTP\/1\.1 200 /.test(admitted.reply()), 10_000, 'the thumbnail')
+  admitted.socket.destroy()
+
+  const bytesRead: number[] = []
+  app.server.on('connection', (socket: Socket) => socket.on('close', () => bytesRead.push(socket.bytesRead)))
+  app.drain(60_000).catch(() => {})
+  const refused = await rawClient(portOf(base))
+  refused.socket.write(requestHead('/api/thumbnail', 50 * 2 ** 20, ['expect: 100-continue']))
+  await waitFor(() => refused.reply().includes('\r\n\r\n'), 5000, 'the refusal')
+  assert.match(refused.reply(), /^HTTP\/1\.1 503 /, 'the final answer, with no 100 before it')
+  refused.socket.destroy()
+  await waitFor(() => bytesRead.length > 0, 5000, 'the connection to close')
+  assert.ok(bytesRead[0]! < 4096, `the server read ${bytesRead[0]} bytes: the headers only`)
+})
+
+test('what a refusal reads of a body is bounded: past LINGER_BYTES the connection is cut', async (t) => {
+  const app = await build(t, { MAX_SOURCE_BYTES: String(2 ** 20) })
+  const base = await listen(app)
+  const bytesRead: number[] = []
+  app.server.on('connection', (socket: Socket) => socket.on('close', () => bytesRead.push(socket.bytesRead)))
+  // Declared over MAX_SOURCE_BYTES: 413 at once. A client that sends it all still gets it ...
+  const small = Buffer.alloc(8 * 2 ** 20)
+  const { reply } = await sendAllThenRead(portOf(base), requestHead('/api/thumbnail', small.length), small)
+  assert.match(reply, /^HTTP\/1\.1 413 [\s\S]*"code":"THUMBD_PAYLOAD_TOO_LARGE"/)
+  // ... but no more than LINGER_BYTES of a body is ever read for nothing.
+  const huge = Buffer.alloc(LINGER_BYTES * 3)
+  await sendAllThenRead(portOf(base), requestHead('/api/thumbnail', huge.length), huge)
+  await waitFor(() => bytesRead.length === 2, 10_000, 'both connections to close')
+  assert.ok(bytesRead[1]! < LINGER_BYTES + 4 * 2 ** 20, `the server read ${bytesRead[1]} of ${huge.length} bytes`)
+})
+
+test('under saturation, clients that read only after sending see 200s and 503s, never a reset', async (t) => {
+  const app = await build(t, { MAX_QUEUE_WAIT_MS: '300' })
+  const base = await listen(app)
+  const jpeg = await media('jpeg-large')
+  const statuses: string[] = []
+  await Promise.all(Array.from({ length: 30 }, async () => {
+    for (let i = 0; i < 3; i++) {
+      const { reply, error } = await sendAllThenRead(portOf(base), requestHead('/api/thumbnail', jpeg.length, ['connection: close']), jpeg)
+      statuses.push(/^HTTP\/1\.1 (\d{3}) /.exec(reply)?.[1] ?? `no answer (${error})`)
+    }
+  }))
+  const counts = Object.groupBy(statuses, s => s)
+  t.diagnostic(`statuses: ${JSON.stringify(Object.fromEntries(Object.entries(counts).map(([s, list]) => [s, list!.length])))}`)
+  assert.deepEqual(Object.keys(counts).filter(s => s !== '200' && s !== '503'), [], 'only 200 and 503')
+  assert.ok((counts['503']?.length ?? 0) > 0, 'the queue bound was reached (else this proves nothing)')
+  assert.ok((counts['200']?.length ?? 0) > 0, 'and work was done')
+})
