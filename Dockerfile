@@ -2,7 +2,8 @@
 # test/ops/production-smoke.test.ts repeats these steps on a machine without a Docker engine: keep them in step.
 
 FROM node:24-bookworm-slim AS deps
-# The compiler builds the ffmpeg zygote (native/) in npm ci's postinstall; only the .so reaches the image.
+# The compiler builds the ffmpeg zygote and the decoder sandbox's exec wrapper (native/) in npm ci's
+# postinstall; only the two binaries reach the image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -27,7 +28,7 @@ ENV NODE_ENV=production \
     NODE_COMPILE_CACHE=/app/.compile-cache
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
-COPY --from=deps /app/native/ffmpeg-zygote.so ./native/
+COPY --from=deps /app/native/ffmpeg-zygote.so /app/native/thumbd-sandbox-exec ./native/
 COPY package.json ./
 COPY src ./src
 COPY contract ./contract

@@ -75,8 +75,14 @@ export interface JobSettings {
   sandbox: Sandbox
 }
 
-/** OS limits around every ffmpeg/ffprobe run (util-linux tools; absent ones are skipped). */
+/** The decoder sandbox around every ffmpeg/ffprobe run: its settings (workers/tools/sandbox.ts gives it its forms). */
 export interface Sandbox {
+  /**
+   * native/thumbd-sandbox-exec, where built: a tool started afresh enters the full sandbox through it
+   * (native/sandbox.c: limits, no capabilities, no new privileges, Landlock, seccomp). Forked tools enter
+   * the same sandbox in the zygote. Without it, util-linux's prlimit/setpriv give the limits only.
+   */
+  exec?: string
   prlimit?: string
   setpriv?: string
   /** The environment of every tool run (Config.toolEnv): the search path and the loader's settings, not the server's secrets. */

@@ -12,10 +12,16 @@
 //   out (stdout): [id u32][type u8][length u32][payload]   1 stdout bytes, 2 stderr bytes,
 //                                                          3 EXIT: code (i32, -1 if killed), signal (i32)
 //                                                          4 ERROR: JSON { code, message }
-// Each child gets /dev/null for stdin, pipes for stdout/stderr, the limits from THUMBD_ZYGOTE_AS and
-// THUMBD_ZYGOTE_CPU (as prlimit gives the spawned tools), and SIGKILL should the zygote die. When stdin
+//                                                          3 RUN_SANDBOXED: [count u32][count paths, each NUL-terminated]
+//                                                            then argv as for RUN; the tool may read only those paths
+// Each child gets /dev/null for stdin, pipes for stdout/stderr, and enters the decoder sandbox (sandbox.c:
+// the limits from THUMBD_ZYGOTE_AS and THUMBD_ZYGOTE_CPU as prlimit gives the spawned tools, no
+// capabilities, Landlock, seccomp, SIGKILL should the zygote die). THUMBD_ZYGOTE_REQUIRE: the
+// THUMBD_SANDBOX_* bits whose absence makes every run fail (126) rather than run less confined. When stdin
 // closes, every child is killed and the zygote exits. Without THUMBD_ZYGOTE the tool runs as usual.
 #define _GNU_SOURCE
+#include "sandbox.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +39,8 @@
 #include <unistd.h>
 
 enum { OUT_STDOUT = 1, OUT_STDERR = 2, OUT_EXIT = 3, OUT_ERROR = 4 };
-enum { IN_RUN = 1, IN_SIGNAL = 2 };
+enum { IN_RUN = 1, IN_SIGNAL = 2, IN_RUN_SANDBOXED = 3 };
+enum { MAX_READ_PATHS = 16 };
 enum { HEADER_BYTES = 9, MAX_TOOLS = 16, MAX_REQUEST_BYTES = 1 << 20, READ_BYTES = 64 * 1024 };
 
 typedef int (*main_fn)(int, char **, char **);
@@ -50,6 +57,7 @@ static main_fn tool_main;
 static struct tool tools[MAX_TOOLS];
 static pid_t zygote_pid;
 static rlim_t address_space, cpu_seconds;
+static int sandbox_require;
 static char tool_name[16];  /* the kernel's limit for a thread name */
 
 static void write_all (const struct iovec *parts, int count) {
@@ -95,13 +103,8 @@ static rlim_t env_number (const char *name) {
   return value == NULL ? 0 : (rlim_t)strtoull(value, NULL, 10);
 }
 
-static void limit (int resource, rlim_t value) {
-  struct rlimit r = { value, value };
-  if (setrlimit(resource, &r) != 0) _exit(126);
-}
-
 /* In the child: become the tool, as prlimit + setpriv + exec would have made it. */
-static void become_tool (int out, int err, int argc, char **argv) {
+static void become_tool (int out, int err, int argc, char **argv, const char *const *read_paths) {
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
@@ -114,17 +117,43 @@ static void become_tool (int out, int err, int argc, char **argv) {
   if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) _exit(126);
   /* The zygote's own descriptors (the signalfd, other runs' pipes) are not the tool's. */
   if (close_range(3, ~0U, 0) != 0) for (int fd = 3; fd < 1024; fd++) close(fd);  /* kernels before 5.9 */
-  if (address_space > 0) limit(RLIMIT_AS, address_space);
-  if (cpu_seconds > 0) limit(RLIMIT_CPU, cpu_seconds);
-  limit(RLIMIT_FSIZE, 0);
-  limit(RLIMIT_CORE, 0);
+  /* Last: /dev/null and the pipes are open, the zygote's descriptors closed (Landlock does not look at
+   * descriptors already open, and /dev is not readable after). */
+  struct thumbd_sandbox sandbox = {
+    .address_space_bytes = address_space, .cpu_seconds = cpu_seconds,
+    .read_paths = read_paths, .allow_exec = 0, .require = sandbox_require
+  };
+  char message[512];
+  if (thumbd_sandbox_enter(&sandbox, message, sizeof message) < 0) {
+    dprintf(STDERR_FILENO, "thumbd sandbox: %s\n", message);
+    _exit(126);
+  }
+  if (getppid() != zygote_pid) _exit(137);  /* enter() set PR_SET_PDEATHSIG again; same check */
   exit(tool_main(argc, argv, environ));
 }
 
-static void run (uint32_t id, char *payload, uint32_t length) {
+static void run (uint32_t id, char *payload, uint32_t length, int sandboxed) {
   struct tool *slot = NULL;
   for (int i = 0; i < MAX_TOOLS && slot == NULL; i++) if (!tools[i].used) slot = &tools[i];
   if (slot == NULL) return send_error(id, "EAGAIN", "too many tools at once");
+  /* RUN_SANDBOXED: the paths the tool may read come first. (RUN: none at all, which fails unless
+   * the input is a pipe.) */
+  const char *read_paths[MAX_READ_PATHS + 1] = { NULL };
+  if (sandboxed) {
+    uint32_t count;
+    if (length < 4) return send_error(id, "EINVAL", "malformed paths");
+    memcpy(&count, payload, 4);
+    payload += 4;
+    length -= 4;
+    if (count > MAX_READ_PATHS) return send_error(id, "EINVAL", "too many paths");
+    for (uint32_t i = 0; i < count; i++) {
+      char *end = memchr(payload, '\0', length);
+      if (end == NULL) return send_error(id, "EINVAL", "malformed paths");
+      read_paths[i] = payload;
+      length -= (uint32_t)(end + 1 - payload);
+      payload = end + 1;
+    }
+  }
   if (length == 0 || payload[length - 1] != '\0') return send_error(id, "EINVAL", "malformed argv");
   int argc = 0;
   for (uint32_t i = 0; i < length; i++) if (payload[i] == '\0') argc++;
@@ -137,7 +166,7 @@ static void run (uint32_t id, char *payload, uint32_t length) {
   if (pipe2(out, O_CLOEXEC) != 0) { free(argv); return send_error(id, "EMFILE", "no pipe"); }
   if (pipe2(err, O_CLOEXEC) != 0) { close(out[0]); close(out[1]); free(argv); return send_error(id, "EMFILE", "no pipe"); }
   pid_t pid = fork();
-  if (pid == 0) become_tool(out[1], err[1], argc, argv);
+  if (pid == 0) become_tool(out[1], err[1], argc, argv, read_paths);
   free(argv);
   close(out[1]);
   close(err[1]);
@@ -207,7 +236,7 @@ static size_t take_requests (char *buffer, size_t filled) {
     if (length > MAX_REQUEST_BYTES - HEADER_BYTES) kill_all_and_exit();
     if (filled - at < HEADER_BYTES + length) break;
     char *payload = buffer + at + HEADER_BYTES;
-    if (buffer[at + 4] == IN_RUN) run(id, payload, length);
+    if (buffer[at + 4] == IN_RUN || buffer[at + 4] == IN_RUN_SANDBOXED) run(id, payload, length, buffer[at + 4] == IN_RUN_SANDBOXED);
     else if (buffer[at + 4] == IN_SIGNAL) deliver_signal(id, payload, length);
     at += HEADER_BYTES + length;
   }
@@ -220,6 +249,11 @@ static int serve (int argc, char **argv, char **envp) {
   zygote_pid = getpid();
   address_space = env_number("THUMBD_ZYGOTE_AS");
   cpu_seconds = env_number("THUMBD_ZYGOTE_CPU");
+  sandbox_require = (int)env_number("THUMBD_ZYGOTE_REQUIRE");
+  /* Other processes of our uid (a sandboxed child on a kernel without Landlock, in particular) can no
+   * longer open /proc/<zygote>/fd/N (other jobs' pipes), environ or mem: those need ptrace access, which
+   * a non-dumpable process grants only to CAP_SYS_PTRACE. Inherited by the children. */
+  prctl(PR_SET_DUMPABLE, 0);
   /* The children see the environment the tool would have had without us. */
   const char *preload = getenv("THUMBD_ZYGOTE_PRELOAD");
   if (preload != NULL && preload[0] != '\0') setenv("LD_PRELOAD", preload, 1);
@@ -228,6 +262,7 @@ static int serve (int argc, char **argv, char **envp) {
   unsetenv("THUMBD_ZYGOTE_PRELOAD");
   unsetenv("THUMBD_ZYGOTE_AS");
   unsetenv("THUMBD_ZYGOTE_CPU");
+  unsetenv("THUMBD_ZYGOTE_REQUIRE");
   /* "ffmpeg-zygote" in ps and top; its children take back the tool's own name. */
   prctl(PR_GET_NAME, tool_name);
   char zygote_name[32];

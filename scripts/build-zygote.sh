@@ -1,14 +1,23 @@
 #!/bin/sh
-# Builds native/ffmpeg-zygote.so (see that file's header) when a C compiler is present. Without it thumbd
-# still works; video jobs then pay ffmpeg's full start-up each time.
+# Builds, where a C compiler is present, the two native parts of running a tool (see docs/architecture.md):
+# native/ffmpeg-zygote.so, the fork server ffmpeg/ffprobe runs are forked from, and native/thumbd-sandbox-exec,
+# the exec wrapper that puts a tool started afresh into the decoder sandbox. Both carry native/sandbox.c.
+# Without them thumbd still works: video jobs pay ffmpeg's full start-up, and tools run with util-linux's
+# limits only (the server says so at start and in /health).
 set -eu
 cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 if ! command -v "$CC" >/dev/null 2>&1; then
-  echo "thumbd: no C compiler ($CC): ffmpeg runs without the zygote (slower video)" >&2
+  echo "thumbd: no C compiler ($CC): ffmpeg runs without the zygote (slower video) and without the decoder sandbox" >&2
   exit 0
 fi
+FLAGS="-O2 -Wall -Wextra -Werror"
 # A failed build must not fail npm ci: thumbd works without it (CI's tests require it, and show why).
-if ! "$CC" -O2 -Wall -Wextra -Werror -shared -fPIC -o native/ffmpeg-zygote.so native/ffmpeg-zygote.c -ldl; then
+# shellcheck disable=SC2086 # FLAGS is meant to split
+if ! "$CC" $FLAGS -shared -fPIC -o native/ffmpeg-zygote.so native/ffmpeg-zygote.c native/sandbox.c -ldl; then
   echo "thumbd: building native/ffmpeg-zygote.so failed (C headers missing? apt-get install libc6-dev): ffmpeg runs without the zygote" >&2
+fi
+# shellcheck disable=SC2086
+if ! "$CC" $FLAGS -o native/thumbd-sandbox-exec native/sandbox-exec.c native/sandbox.c; then
+  echo "thumbd: building native/thumbd-sandbox-exec failed: tools started afresh run without the decoder sandbox" >&2
 fi

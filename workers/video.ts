@@ -57,7 +57,7 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     maxStreams: MAX_STREAMS,
     report,
     coverBox
-  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, keepLines: REPORT_LINES, anyExitCode: true })
+  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path], keepLines: REPORT_LINES, anyExitCode: true })
 
   let info: VideoInfo | undefined
   let first: ToolRun
@@ -114,7 +114,7 @@ interface ProbeJson {
 }
 
 export async function probeVideo (path: string, media: VideoMedia, ctx: JobContext): Promise<VideoInfo> {
-  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox })
+  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path] })
   let probe: ProbeJson
   try {
     probe = JSON.parse(stdout.toString('utf8')) as ProbeJson

@@ -24,6 +24,7 @@ const HealthReply = Type.Object({
   expectedWaitMs: Type.Number({ description: 'expected wait of a newly admitted job' }),
   eventLoopDelayMs: Type.Object({ p50: Type.Number(), p99: Type.Number(), max: Type.Number() }, { description: 'over the last 10 s' }),
   ffmpeg: Type.Union([Type.String(), Type.Null()]),
+  sandbox: Type.String({ description: 'what confines a decoder on this host, e.g. "landlock ABI 7 (fs, tcp, scopes); seccomp filter yes"' }),
   uptimeSeconds: Type.Integer()
 })
 
@@ -52,6 +53,7 @@ const routes: FastifyPluginAsync = async (app) => {
       expectedWaitMs: app.admission.expectedWaitMs(),
       eventLoopDelayMs: { p50: excessMs(loop.percentile(50)), p99: excessMs(loop.percentile(99)), max: excessMs(loop.max) },
       ffmpeg: app.mediaTools.ffmpeg ?? null,
+      sandbox: app.mediaTools.confinement,
       uptimeSeconds: Math.round(process.uptime())
     })
   })

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
-import { preloadingZygote, ZYGOTE_FILE } from './sandbox.ts'
+import { preloadingZygote, SANDBOX_EXEC_FILE, ZYGOTE_FILE } from './sandbox.ts'
 import type { Sandbox } from '../../contract/types.ts'
 
 const run = promisify(execFile)
@@ -13,6 +13,9 @@ const run = promisify(execFile)
  * decoders, wherever they run in the process tree (even one that escaped its helper and was re-parented).
  */
 export const TOOL_MARKER = 'THUMBD_TOOL_OF'
+
+/** The report of a kernel that gives every mechanism: Landlock with TCP rules and scopes (ABI >= 6), and seccomp. */
+const FULL_SANDBOX = /^landlock ABI \d+ \(fs, tcp, scopes\); seccomp filter yes$/
 
 export interface ToolSettings {
   ffmpegPath: string
@@ -29,6 +32,10 @@ export interface DetectedTools {
   ffprobe: string | undefined
   /** Everything of the sandbox but the per-job limits. */
   sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
+  /** What confines a decoder on this host, in one line (for the start-up log and /health). */
+  confinement: string
+  /** The sandbox lacks a mechanism here (no wrapper, no Landlock, no seccomp ...): said at start, not hidden. */
+  confinementMissing: boolean
 }
 
 async function version (bin: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
@@ -50,6 +57,16 @@ async function supports (bin: string, args: string[], needle: string): Promise<s
   }
 }
 
+/** thumbd-sandbox-exec, if built, and what this kernel gives it ("landlock ABI 7 (fs, tcp, scopes); seccomp filter yes"). */
+async function sandboxExec (): Promise<{ exec?: string, report: string }> {
+  try {
+    const { stdout } = await run(SANDBOX_EXEC_FILE, ['--report'], { timeout: 5000 })
+    return { exec: SANDBOX_EXEC_FILE, report: stdout.trim() }
+  } catch {
+    return { report: 'native/thumbd-sandbox-exec is not built' }
+  }
+}
+
 /** The zygote, if enabled, built, and loadable into both tools with their environment (it only serves when asked to). */
 async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
   if (settings.zygote === 'off' || !existsSync(ZYGOTE_FILE)) return undefined
@@ -59,12 +76,22 @@ async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
 }
 
 export async function detectTools (settings: ToolSettings): Promise<DetectedTools> {
-  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom] = await Promise.all([
+  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }] = await Promise.all([
     version(settings.ffmpegPath),
     version(settings.ffprobePath),
     supports('prlimit', ['--help'], '--as'),
     supports('setpriv', ['--help'], '--pdeathsig'),
-    zygote(settings)
+    zygote(settings),
+    sandboxExec()
   ])
-  return { ffmpeg, ffprobe, sandbox: { prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom } }
+  // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.
+  const confinement = exec === undefined ? `limits only (${prlimit === undefined ? 'no prlimit' : 'prlimit'}, ${setpriv === undefined ? 'no setpriv' : 'setpriv'}): ${report}` : report
+  const confinementMissing = exec === undefined || !FULL_SANDBOX.test(report)
+  return {
+    ffmpeg,
+    ffprobe,
+    sandbox: { exec, prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom },
+    confinement,
+    confinementMissing
+  }
 }

@@ -4,7 +4,7 @@
 import { constants } from 'node:os'
 
 /** Pool thread -> launcher. RUN: argv as NUL-terminated strings; SIGNAL: the signal number (i32). */
-export const REQUEST = { run: 1, signal: 2 } as const
+export const REQUEST = { run: 1, signal: 2, runSandboxed: 3 } as const
 
 /** Launcher -> pool thread. EXIT: code (i32, -1 when killed), signal number (i32, 0 when none); ERROR: JSON. */
 export const FRAME = { stdout: 1, stderr: 2, exit: 3, error: 4 } as const
@@ -24,7 +24,19 @@ export function frameHeader (id: number, type: number, length: number): Buffer {
 
 export const encodeFrame = (id: number, type: number, payload: Uint8Array) => Buffer.concat([frameHeader(id, type, payload.length), payload])
 
-export const encodeRun = (id: number, argv: string[]) => encodeFrame(id, REQUEST.run, Buffer.from(argv.map(arg => `${arg}\0`).join('')))
+/** A run's request frame, given the id its helper chose. */
+export type RunRequest = (id: number) => Buffer
+
+const strings = (list: readonly string[]) => list.map(item => `${item}\0`).join('')
+
+export const encodeRun = (id: number, argv: string[]) => encodeFrame(id, REQUEST.run, Buffer.from(strings(argv)))
+
+/** The zygote's run in the decoder sandbox: the paths the tool may read ([count u32][paths]), then argv. */
+export function encodeRunSandboxed (id: number, reads: readonly string[], argv: string[]): Buffer {
+  const count = Buffer.alloc(4)
+  count.writeUInt32LE(reads.length)
+  return encodeFrame(id, REQUEST.runSandboxed, Buffer.concat([count, Buffer.from(strings(reads) + strings(argv))]))
+}
 
 export function encodeSignal (id: number, signal: NodeJS.Signals): Buffer {
   const payload = Buffer.alloc(4)

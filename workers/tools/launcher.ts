@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import { fileURLToPath } from 'node:url'
-import { FRAME, FrameReader, decodeExit, encodeRun, encodeSignal, type ErrorPayload } from './launcher-protocol.ts'
+import { FRAME, FrameReader, decodeExit, encodeRun, encodeSignal, type ErrorPayload, type RunRequest } from './launcher-protocol.ts'
 import { withParentDeath } from './sandbox.ts'
 
 const LAUNCHER_FILE = fileURLToPath(new URL('launcher-process.ts', import.meta.url))
@@ -72,12 +72,12 @@ class Helper {
 
   get accepting () { return this.#accepting }
 
-  launch (argv: string[]): LaunchedTool {
+  launch (request: RunRequest): LaunchedTool {
     clearTimeout(this.#idleTimer)
     const id = ++this.#runs
     const tool = new Tool(signal => { if (this.#tools.has(id)) this.#process.stdin!.write(encodeSignal(id, signal)) })
     this.#tools.set(id, tool)
-    this.#process.stdin!.write(encodeRun(id, argv))
+    this.#process.stdin!.write(request(id))
     if (this.#runs >= this.#maxRuns) this.#accepting = false
     return tool
   }
@@ -120,14 +120,14 @@ class Helper {
 
 const helpers = new Map<string, Helper>()
 
-/** Starts argv through this thread's helper `key` (started on first use, and again should it die or retire). */
-export function launchWith (key: string, spec: () => HelperSpec, argv: string[]): LaunchedTool {
+/** Sends a run through this thread's helper `key` (started on first use, and again should it die or retire). */
+export function launchWith (key: string, spec: () => HelperSpec, request: RunRequest): LaunchedTool {
   let helper = helpers.get(key)
   if (helper === undefined || !helper.accepting) {
     helper = new Helper(spec())
     helpers.set(key, helper)
   }
-  return helper.launch(argv)
+  return helper.launch(request)
 }
 
 /**
@@ -135,7 +135,7 @@ export function launchWith (key: string, spec: () => HelperSpec, argv: string[])
  * environment. The launcher keeps this process's (its compile cache, say); only its tools get `env`.
  */
 export function launch (argv: string[], setpriv: string | undefined, env: Readonly<Record<string, string>>): LaunchedTool {
-  return launchWith('node', () => ({ name: 'launcher', command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE, JSON.stringify(env)]), maxRuns: Infinity }), argv)
+  return launchWith('node', () => ({ name: 'launcher', command: withParentDeath(setpriv, [process.execPath, LAUNCHER_FILE, JSON.stringify(env)]), maxRuns: Infinity }), id => encodeRun(id, argv))
 }
 
 /** Test-only: a shorter idle time. */

@@ -28,6 +28,8 @@ export interface ToolLimits {
   /** Shared Int32 counting live children across threads (JobSettings.children). */
   children: SharedArrayBuffer
   sandbox: Sandbox
+  /** The files the tool may read (its input): in the sandbox, nothing else can be opened. */
+  reads?: readonly string[]
   /**
    * stderr lines to keep, however much else the tool prints (ffmpeg's input report can come after megabytes
    * of metadata a file chose to carry). Only the start of a line is tested.
@@ -37,11 +39,13 @@ export interface ToolLimits {
   anyExitCode?: boolean
 }
 
-export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, keepLines, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, reads = [], keepLines, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
-    const child = sandbox.zygote === undefined ? launch(execChain(bin, args, sandbox), sandbox.setpriv, sandbox.env) : launchInZygote(sandbox.zygote, bin, args, sandbox)
+    const child = sandbox.zygote === undefined
+      ? launch(execChain(bin, args, sandbox, reads), sandbox.setpriv, sandbox.env)
+      : launchInZygote(sandbox.zygote, bin, args, sandbox, reads)
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0
@@ -83,7 +87,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       clearTimeout(killTimer)
       signal.removeEventListener('abort', onAbort)
       if (failure !== undefined) reject(failure)
-      // 127: prlimit/setpriv could not find the tool to exec.
+      // 127: the sandbox's exec could not find the tool; 126: the sandbox could not be entered.
       else if (code === 127) reject(new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`))
       else if (code !== 0 && !anyExitCode) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
       else {

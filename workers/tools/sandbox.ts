@@ -1,12 +1,15 @@
-// The one definition of the sandbox around a tool run (contract/types.ts Sandbox holds its settings), and
-// the forms each way of starting a tool takes it in: an exec chain of util-linux tools for the Node launcher,
-// the environment the zygote reads for the children it forks, and the parent-death wrapper of the helpers.
+// The one definition of the sandbox around a tool run (contract/types.ts Sandbox holds its settings, and
+// native/sandbox.c applies it), and the forms each way of starting a tool takes it in: the command line of
+// native/thumbd-sandbox-exec for the Node launcher (util-linux's prlimit/setpriv where it is not built), the
+// zygote's environment and run frame for the children it forks, and the parent-death wrapper of the helpers.
 // A limit is added here, once, and every form carries it.
 import { fileURLToPath } from 'node:url'
 import type { Sandbox } from '../../contract/types.ts'
+import { encodeRunSandboxed, type RunRequest } from './launcher-protocol.ts'
 
 /** Built by npm ci where a C compiler is present (scripts/build-zygote.sh). */
 export const ZYGOTE_FILE = fileURLToPath(new URL('../../native/ffmpeg-zygote.so', import.meta.url))
+export const SANDBOX_EXEC_FILE = fileURLToPath(new URL('../../native/thumbd-sandbox-exec', import.meta.url))
 
 /** The tool dies with whoever started it (the thread, or its helper). */
 const PARENT_DEATH_SIGNAL = 'KILL'
@@ -23,12 +26,16 @@ export function limitsOf ({ addressSpaceBytes, cpuSeconds }: Sandbox) {
 }
 
 /**
- * The command line that execs the tool in place under the limits: prlimit caps address space and CPU time
- * and forbids writing any file, setpriv has the kernel SIGKILL the tool should its parent die. Tools that
- * are absent on this host (util-linux missing) are skipped; media-tools.ts warns at start.
+ * The command line that execs the tool in place inside the sandbox, where it may read `reads` and nothing
+ * else. Without thumbd-sandbox-exec: prlimit caps address space and CPU time and forbids writing any file,
+ * setpriv has the kernel SIGKILL the tool should its parent die, and that is all (media-tools.ts says so at
+ * start, and /health too). Tools absent on this host are skipped.
  */
-export function execChain (bin: string, args: string[], sandbox: Sandbox): string[] {
+export function execChain (bin: string, args: string[], sandbox: Sandbox, reads: readonly string[] = []): string[] {
   const limits = limitsOf(sandbox)
+  if (sandbox.exec !== undefined) {
+    return [sandbox.exec, '--as', String(limits.addressSpaceBytes), '--cpu', String(limits.cpuSeconds), ...reads.flatMap(path => ['--read', path]), '--', bin, ...args]
+  }
   let command = withParentDeath(sandbox.setpriv, [bin, ...args])
   if (sandbox.prlimit !== undefined) {
     command = [sandbox.prlimit, `--as=${limits.addressSpaceBytes}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--core=${limits.coreBytes}`, '--', ...command]
@@ -60,4 +67,9 @@ export function zygoteEnv (library: string, bin: string, sandbox: Sandbox): Reco
     THUMBD_ZYGOTE_AS: String(limits.addressSpaceBytes),
     THUMBD_ZYGOTE_CPU: String(limits.cpuSeconds)
   }
+}
+
+/** The zygote's request for a run: the child enters the same sandbox (native/sandbox.c) and may read `reads` only. */
+export function zygoteRun (reads: readonly string[], argv: string[]): RunRequest {
+  return id => encodeRunSandboxed(id, reads, argv)
 }

@@ -3,7 +3,7 @@
 // main(); a fork of the zygote starts at main(). Used when the .so is built (npm ci builds it where a C
 // compiler is present) and FFMPEG_ZYGOTE is not off; else the tools start through the Node launcher.
 import { launchWith, type HelperSpec, type LaunchedTool } from './launcher.ts'
-import { withParentDeath, zygoteEnv } from './sandbox.ts'
+import { withParentDeath, zygoteEnv, zygoteRun } from './sandbox.ts'
 import type { Sandbox } from '../../contract/types.ts'
 
 /**
@@ -14,8 +14,9 @@ let runsPerZygote = 64
 
 type Zygote = NonNullable<Sandbox['zygote']>
 
-export function launchInZygote (zygote: Zygote, bin: string, args: string[], sandbox: Sandbox): LaunchedTool {
-  return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), [bin, ...args])
+/** `reads`: the only files the forked tool may open (its input). */
+export function launchInZygote (zygote: Zygote, bin: string, args: string[], sandbox: Sandbox, reads: readonly string[] = []): LaunchedTool {
+  return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), zygoteRun(reads, [bin, ...args]))
 }
 
 function zygoteSpec ({ library }: Zygote, bin: string, sandbox: Sandbox): HelperSpec {
