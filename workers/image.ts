@@ -32,23 +32,46 @@ export function imageInput ({ ref, media }: JobSource): ImageInput {
   return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
 }
 
-export function open (input: ImageInput, ctx: JobContext): Sharp {
+export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert'): Sharp {
   if ('raw' in input) {
     const { data, width, height, channels } = input.raw
     return sharp(data, { raw: { width, height, channels } })
   }
-  return sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx))
+  return sharp('bytes' in input ? input.bytes : input.path, { ...decodeOptions(ctx), ignoreIcc: colour === 'untagged' })
+}
+
+/**
+ * What an embedded colour profile costs and what it is worth. libvips converts through the profile before
+ * the resize, and building that transform costs ~6-12 ms whatever the size (4 MP photo: 21 ms of CPU
+ * untagged, 33 ms tagged sRGB, 35 ms Display P3; sharp 0.35, one thread). So:
+ * - 'untagged': an sRGB profile converts sRGB to sRGB, changing no pixel: dropped unread;
+ * - 'keep': another RGB profile (a phone's Display P3) is not converted but kept on the output, which every
+ *   colour-managed viewer (every browser) shows right; the pixels stay in the wider gamut;
+ * - 'convert': anything else (CMYK, grey with a profile) goes through libvips' conversion to sRGB.
+ */
+type Colour = 'untagged' | 'keep' | 'convert'
+
+export function colourHandling ({ icc, space }: { icc?: Buffer, space?: string }): Colour {
+  if (icc === undefined || space !== 'srgb') return 'convert'
+  return describesSrgb(icc) ? 'untagged' : 'keep'
+}
+
+/** The profile's description names sRGB (in its ASCII 'desc' or UTF-16 'mluc' form), as imgproxy tests it. */
+function describesSrgb (icc: Buffer): boolean {
+  return icc.includes('sRGB', 0, 'latin1') || icc.includes('sRGB', 0, 'utf16le') || icc.includes(Buffer.from('\0s\0R\0G\0B', 'latin1'))
 }
 
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const [width, height] = outputSize(await inputSize(input, ctx), options)
+    const { size, colour } = await inspect(input, ctx)
+    const [width, height] = outputSize(size, options)
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
-    const pipeline = open(input, ctx).rotate().timeout({ seconds })
+    const pipeline = open(input, ctx, colour).rotate().timeout({ seconds })
+    if (colour === 'keep') pipeline.keepIccProfile()
     const background = options.background ?? (options.format === 'jpeg' ? '#ffffff' : { r: 0, g: 0, b: 0, alpha: 0 })
     if (options.width !== undefined || options.height !== undefined) {
       pipeline.resize({
@@ -72,9 +95,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   }
 }
 
-/** Display size of the input (EXIF orientations 5-8 swap the sides); reads the header only, and refuses absurd animations. */
-async function inputSize (input: ImageInput, ctx: JobContext): Promise<[number, number]> {
-  if ('raw' in input) return [input.raw.width, input.raw.height]
+/** Display size of the input (EXIF orientations 5-8 swap the sides) and its colour handling; reads the header only, and refuses absurd animations. */
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour }> {
+  if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert' }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
   const frames = meta.pages ?? 1
@@ -82,7 +105,7 @@ async function inputSize (input: ImageInput, ctx: JobContext): Promise<[number, 
   if (frames > MAX_ANIMATION_FRAMES || frames * w * h > MAX_ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels) {
     throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames of ${w}x${h} exceeds the limits`)
   }
-  return (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h]
+  return { size: (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h], colour: colourHandling(meta) }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */
