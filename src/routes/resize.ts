@@ -13,7 +13,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     config: { jobKind: 'resize' },
     schema: jobRouteSchema({
       summary: 'Resize or convert an image',
-      description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented, metadata stripped, colours converted to sRGB. Animated GIF/WebP: first frame.',
+      description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented and metadata stripped; an sRGB profile is dropped, another RGB profile (Display P3) kept on the output, CMYK and grey converted to sRGB. Animated GIF/WebP: first frame.',
       options: Options,
       ok: IMAGE_REPLY
     })
