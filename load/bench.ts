@@ -11,13 +11,26 @@ import { fileURLToPath } from 'node:url'
 import { MEDIA_DIR, sampleMedia } from './media.ts'
 import { percentile, startHealthProbe } from './probe.ts'
 import { ffmpegFrameCommand, rawHash, rawSharp, rawVideo } from './raw.ts'
+import { comparePeer, peerTable } from './peer.ts'
 import { runShape } from './run.ts'
 import { processTree, startSampler } from './sampler.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 
 const run = promisify(execFile)
 const say = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`)
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, repeats: { type: 'string' }, duration: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean', default: false } } })
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    repeats: { type: 'string' },
+    duration: { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    // --peer imgproxy=PATH --photos DIR [--peer-only]: thumbd against imgproxy on real photos (peer.ts).
+    peer: { type: 'string' },
+    photos: { type: 'string' },
+    'peer-only': { type: 'boolean', default: false }
+  }
+})
 const quick = flags.quick
 const repeats = Number(flags.repeats ?? (quick ? 1 : 3))
 const seconds = Number(flags.duration ?? (quick ? 2 : 10))
@@ -32,6 +45,19 @@ if (!(await stat(hashFile).catch(() => undefined))) await writeFile(hashFile, ra
 
 // As in the Docker image: the compile cache is filled before the server that is measured starts.
 await warmCompileCache()
+
+if (flags.peer !== undefined) {
+  const imgproxy = /^imgproxy=(.+)$/.exec(flags.peer)?.[1]
+  if (imgproxy === undefined || flags.photos === undefined) {
+    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--peer-only]\n')
+    process.exit(2)
+  }
+  const rows = await comparePeer({ imgproxy, photos: flags.photos, seconds, repeats, connections: 8, say })
+  await mkdir(outDir, { recursive: true })
+  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, rows }, null, 2) + '\n')
+  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), 8 connections, median of ${repeats} alternating run(s) of ${seconds} s`, '', ...peerTable(rows), ''].join('\n'))
+  if (flags['peer-only']) process.exit(0)
+}
 const server = await startServer({ EXECUTION_MODE: 'pool' })
 const median = (xs: number[]) => percentile(xs, 50)
 const summary = (xs: number[]) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })

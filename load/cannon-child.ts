@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 
-const options = JSON.parse(process.argv[2]!) as { url: string, headers: Record<string, string>, bodyFile: string, connections: number, durationSeconds: number }
+const options = JSON.parse(process.argv[2]!) as { url: string, method: 'GET' | 'POST', headers: Record<string, string>, bodyFile: string, connections: number, durationSeconds: number }
 const instance = autocannon({
   url: options.url,
-  method: 'POST',
+  method: options.method,
   headers: options.headers,
-  body: readFileSync(options.bodyFile),
+  body: options.method === 'GET' ? undefined : readFileSync(options.bodyFile),
   connections: options.connections,
   duration: options.durationSeconds,
   timeout: 120

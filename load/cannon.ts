@@ -13,6 +13,8 @@ const CLIENT_NICENESS = '10'
 
 export interface CannonOptions {
   url: string
+  /** Default POST; GET sends no body (a peer's URL API). */
+  method?: 'GET' | 'POST'
   headers: Record<string, string>
   body: Buffer
   connections: number
@@ -24,11 +26,11 @@ export interface Cannon {
   stop (): void
 }
 
-export function fire ({ url, headers, body, connections, durationSeconds }: CannonOptions): Cannon {
+export function fire ({ url, method = 'POST', headers, body, connections, durationSeconds }: CannonOptions): Cannon {
   const dir = mkdtempSync(join(tmpdir(), 'thumbd-cannon-'))
   const bodyFile = join(dir, 'body')
   writeFileSync(bodyFile, body)
-  const child = spawn('nice', ['-n', CLIENT_NICENESS, process.execPath, CHILD, JSON.stringify({ url, headers, bodyFile, connections, durationSeconds })], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('nice', ['-n', CLIENT_NICENESS, process.execPath, CHILD, JSON.stringify({ url, method, headers, bodyFile, connections, durationSeconds })], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })

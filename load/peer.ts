@@ -1,0 +1,101 @@
+// npm run bench -- --peer imgproxy=PATH --photos DIR: thumbd against imgproxy, the image service a user
+// would otherwise pick, on the same photos from the same loopback static server, alternating runs on the same
+// cores. Each photo is thumbnailed to 320 px at quality 80, JPEG and WebP out: by thumbd from its URL (POST
+// JSON), by thumbd from an upload, and by imgproxy from its signed GET URL. imgproxy is built by the user
+// from its public source (docs/benchmarks.md says how); nothing of it is in this repository.
+import { spawn } from 'node:child_process'
+import { createHmac, randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import sharp from 'sharp'
+import { fire } from './cannon.ts'
+import { freePort, startServer } from './server-process.ts'
+import { startStaticServer } from './static-server.ts'
+
+export interface PeerSettings {
+  imgproxy: string
+  photos: string
+  seconds: number
+  repeats: number
+  connections: number
+  say: (line: string) => void
+}
+
+export interface PeerRow { photo: string, megapixels: number, format: string, thumbdUrl: number, thumbdUpload: number, imgproxy: number, ratio: number }
+
+/** imgproxy's signature: HMAC-SHA256 over salt + path, base64url without padding; key and salt in hex. */
+export function signImgproxyPath (path: string, keyHex: string, saltHex: string): string {
+  return createHmac('sha256', Buffer.from(keyHex, 'hex')).update(Buffer.from(saltHex, 'hex')).update(path).digest('base64url')
+}
+
+async function startImgproxy (binary: string) {
+  const [key, salt, port] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex'), await freePort()]
+  const child = spawn(binary, [], {
+    env: { PATH: process.env.PATH, IMGPROXY_BIND: `127.0.0.1:${port}`, IMGPROXY_KEY: key, IMGPROXY_SALT: salt, IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES: 'true', IMGPROXY_LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; !(await fetch(`${base}/health`).then(r => r.ok, () => false)); i++) {
+    if (i > 300 || child.exitCode !== null) throw new Error(`imgproxy (${binary}) did not start`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  const url = (source: string, format: string) => {
+    const path = `/rs:fit:320:0/q:80/plain/${source}@${format === 'jpeg' ? 'jpg' : format}`
+    return `${base}/${signImgproxyPath(path, key, salt)}${path}`
+  }
+  return { url, stop: async () => { const exited = once(child, 'exit'); child.kill('SIGTERM'); await exited } }
+}
+
+export async function comparePeer ({ imgproxy, photos, seconds, repeats, connections, say }: PeerSettings): Promise<PeerRow[]> {
+  const names = (await readdir(photos)).filter(name => /\.jpe?g$/i.test(name)).sort()
+  if (names.length === 0) throw new Error(`no .jpg photos in ${photos}`)
+  const statics = await startStaticServer(photos)
+  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+  const peer = await startImgproxy(imgproxy)
+  const okPerSecond = async (url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: Buffer) => {
+    const result = await fire({ url, method, headers, body, connections, durationSeconds: seconds }).result
+    return (result.statusCodeStats['200']?.count ?? 0) / result.duration
+  }
+  const rows: PeerRow[] = []
+  try {
+    for (const name of names) {
+      const photo = await readFile(join(photos, name))
+      const { width = 0, height = 0 } = await sharp(photo).metadata()
+      for (const format of ['jpeg', 'webp']) {
+        const source = `${statics.base}/${encodeURIComponent(name)}`
+        const auth = { authorization: `Bearer ${thumbd.apiKey}` }
+        const runs = {
+          thumbdUrl: () => okPerSecond(`${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width: 320, quality: 80, format }))),
+          thumbdUpload: () => okPerSecond(`${thumbd.base}/api/thumbnail?width=320&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
+          imgproxy: () => okPerSecond(peer.url(source, format), 'GET', {}, Buffer.alloc(0))
+        }
+        const figures: Record<keyof typeof runs, number[]> = { thumbdUrl: [], thumbdUpload: [], imgproxy: [] }
+        // Alternating, so that a noisy minute on a shared machine hits every contender alike.
+        for (let r = 0; r < repeats; r++) {
+          for (const [which, go] of Object.entries(runs) as Array<[keyof typeof runs, () => Promise<number>]>) {
+            say(`${name} ${format}: ${which}, repeat ${r + 1}/${repeats}`)
+            figures[which].push(await go())
+          }
+        }
+        const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+        const row = { photo: name, megapixels: width * height / 1e6, format, thumbdUrl: median(figures.thumbdUrl), thumbdUpload: median(figures.thumbdUpload), imgproxy: median(figures.imgproxy), ratio: 0 }
+        rows.push({ ...row, ratio: row.thumbdUrl / row.imgproxy })
+      }
+    }
+  } finally {
+    await peer.stop()
+    await thumbd.stop()
+    await statics.close()
+  }
+  return rows
+}
+
+export function peerTable (rows: PeerRow[]): string[] {
+  const f = (n: number, d = 1) => n.toFixed(d)
+  return [
+    '| photo | MP | out | thumbd URL /s | thumbd upload /s | imgproxy /s | thumbd URL / imgproxy |',
+    '|---|---:|---|---:|---:|---:|---:|',
+    ...rows.map(r => `| ${r.photo} | ${f(r.megapixels)} | ${r.format} | ${f(r.thumbdUrl)} | ${f(r.thumbdUpload)} | ${f(r.imgproxy)} | **${f(r.ratio, 2)}** |`)
+  ]
+}
