@@ -2,10 +2,10 @@
 # test/ops/production-smoke.test.ts repeats these steps on a machine without a Docker engine: keep them in step.
 
 FROM node:24-bookworm-slim AS deps
-# The compiler builds the ffmpeg zygote and the decoder sandbox's exec wrapper (native/) in npm ci's
-# postinstall; only the two binaries reach the image.
+# The compiler builds the ffmpeg zygote, the decoder sandbox's exec wrapper and the HEIF decoder (native/,
+# with libheif and libpng) in npm ci's postinstall; only the three binaries reach the image.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && apt-get install -y --no-install-recommends gcc libc6-dev libheif-dev libpng-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -14,9 +14,9 @@ COPY native ./native
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
-# ffmpeg/ffprobe for video; tini forwards signals so SIGTERM reaches Node and it can drain.
+# ffmpeg/ffprobe for video, libheif for HEIC; tini forwards signals so SIGTERM reaches Node and it can drain.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg tini \
+ && apt-get install -y --no-install-recommends ffmpeg tini libheif1 libpng16-16 \
  && rm -rf /var/lib/apt/lists/*
 # One malloc arena: libvips' threads reuse each other's decode buffers (src/node-flags.ts, SERVER_ENV).
 ENV NODE_ENV=production \
@@ -28,7 +28,7 @@ ENV NODE_ENV=production \
     NODE_COMPILE_CACHE=/app/.compile-cache
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
-COPY --from=deps /app/native/ffmpeg-zygote.so /app/native/thumbd-sandbox-exec ./native/
+COPY --from=deps /app/native/ffmpeg-zygote.so /app/native/thumbd-sandbox-exec /app/native/heif-decode ./native/
 COPY package.json ./
 COPY src ./src
 COPY contract ./contract

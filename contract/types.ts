@@ -66,6 +66,8 @@ export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask
 /** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
 export interface JobSettings {
   ffmpegPath: string
+  /** native/heif-decode, where built (HEIC/HEIF photos); undefined: they are refused with 415. */
+  heifDecodePath?: string
   ffprobePath: string
   maxInputPixels: number
   maxVideoSeconds: number

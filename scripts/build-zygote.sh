@@ -1,7 +1,8 @@
 #!/bin/sh
-# Builds, where a C compiler is present, the two native parts of running a tool (see docs/architecture.md):
-# native/ffmpeg-zygote.so, the fork server ffmpeg/ffprobe runs are forked from, and native/thumbd-sandbox-exec,
-# the exec wrapper that puts a tool started afresh into the decoder sandbox. Both carry native/sandbox.c.
+# Builds, where a C compiler is present, the native parts of running a tool (see docs/architecture.md):
+# native/ffmpeg-zygote.so, the fork server ffmpeg/ffprobe runs are forked from; native/thumbd-sandbox-exec,
+# the exec wrapper that puts a tool started afresh into the decoder sandbox (both carry native/sandbox.c);
+# and native/heif-decode, the HEIC/HEIF decoder.
 # Without them thumbd still works: video jobs pay ffmpeg's full start-up, and tools run with util-linux's
 # limits only (the server says so at start and in /health).
 set -eu
@@ -20,4 +21,9 @@ fi
 # shellcheck disable=SC2086
 if ! "$CC" $FLAGS -o native/thumbd-sandbox-exec native/sandbox-exec.c native/sandbox.c; then
   echo "thumbd: building native/thumbd-sandbox-exec failed: tools started afresh run without the decoder sandbox" >&2
+fi
+# HEIC/HEIF photos: libheif (with libde265) and libpng, from the OS (Debian: libheif-dev libpng-dev pkg-config).
+# shellcheck disable=SC2086,SC2046
+if ! pkg-config --exists libheif libpng 2>/dev/null || ! "$CC" $FLAGS -o native/heif-decode native/heif-decode.c $(pkg-config --cflags --libs libheif libpng); then
+  echo "thumbd: native/heif-decode not built (apt-get install libheif-dev libpng-dev pkg-config): HEIC/HEIF photos get 415" >&2
 fi

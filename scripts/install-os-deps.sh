@@ -6,6 +6,9 @@ set -eu
 packages=""
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then packages="ffmpeg"; fi
 if ! command -v cc >/dev/null 2>&1 || [ ! -e /usr/include/stdio.h ]; then packages="$packages gcc libc6-dev"; fi
+# HEIC/HEIF: libheif and libpng to build native/heif-decode; heif-enc makes the tests' HEIC photos.
+if ! pkg-config --exists libheif libpng 2>/dev/null; then packages="$packages libheif-dev libpng-dev pkg-config"; fi
+if ! command -v heif-enc >/dev/null 2>&1; then packages="$packages libheif-examples"; fi
 if [ -z "$packages" ]; then
   exit 0
 fi

@@ -3,6 +3,7 @@
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
+import { decodeHeif } from './heif.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
@@ -25,10 +26,10 @@ const decodeOptions = (ctx: JobContext) => ({
   pages: 1
 })
 
-/** What sharp reads for an image source. */
-export function imageInput ({ ref, media }: JobSource): ImageInput {
-  // Prebuilt sharp reads HEIF only with AV1 inside (AVIF); HEVC decoding is left out for patent reasons.
-  if (media.format === 'heic') throw new JobError('UNSUPPORTED_MEDIA', 'HEIC/HEVC images are not supported; send JPEG, PNG, WebP, AVIF or GIF')
+/** What sharp reads for an image source: its bytes or file, or for HEIC the PNG heif-decode makes of it. */
+export async function imageInput (source: JobSource, ctx: JobContext): Promise<ImageInput> {
+  const { ref, media } = source
+  if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx) }
   return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
 }
 

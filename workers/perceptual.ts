@@ -16,7 +16,7 @@ const THUMBHASH_SIDE = 100
 export async function perceptual (task: PerceptualTask, ctx: JobContext): Promise<PerceptualResult> {
   const { ref, media } = task.source
   let input: ImageInput
-  if (media.kind === 'image') input = imageInput(task.source)
+  if (media.kind === 'image') input = await imageInput(task.source, ctx)
   // The frame is shrunk in ffmpeg to cover the working size: a smaller pipe, and frame=best compares small frames.
   else if (ref.location === 'file') input = { raw: await grabFrame(ref.path, media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
   else throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')

@@ -77,6 +77,7 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
   const children = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)
   const settings: JobSettings = {
     ffmpegPath: config.ffmpegPath,
+    heifDecodePath: app.mediaTools.heifDecode,
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
     maxVideoSeconds: config.maxVideoSeconds,

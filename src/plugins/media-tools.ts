@@ -8,6 +8,8 @@ import { detectTools, type DetectedTools } from '../../workers/tools/index.ts'
 export interface MediaTools {
   /** What every ffmpeg/ffprobe run gets: the decoder sandbox (workers/tools/sandbox.ts), its environment, and the zygote where it loads. */
   sandbox: DetectedTools['sandbox']
+  /** native/heif-decode where built: HEIC/HEIF photos can be read. */
+  heifDecode: string | undefined
   /** What confines a decoder here, in one line; logged at start and shown by /health. */
   confinement: string
   ffmpeg: string | undefined
@@ -26,15 +28,17 @@ declare module 'fastify' {
 }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
-  const { ffmpeg, ffprobe, sandbox, confinement, confinementMissing } = await detectTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, zygote: config.ffmpegZygote, env: config.toolEnv })
+  const { ffmpeg, ffprobe, heifDecode, sandbox, confinement, confinementMissing } = await detectTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, zygote: config.ffmpegZygote, env: config.toolEnv })
   // Said at start, never silent: a decoder here is less confined than docs/security.md describes.
   if (confinementMissing) app.log.warn({ confinement }, 'the decoder sandbox is incomplete on this host: %s', confinement)
   else app.log.info({ confinement }, 'decoder sandbox: %s', confinement)
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
+  if (heifDecode === undefined) app.log.warn('native/heif-decode is not built (libheif-dev, libpng-dev and pkg-config at npm ci): HEIC/HEIF photos get 415')
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')
   app.decorate('mediaTools', {
     sandbox,
+    heifDecode,
     confinement,
     ffmpeg,
     ffprobe,

@@ -97,7 +97,8 @@ async function sniffOrRefuse (sink: Sink, { anyBytes = false }: SpoolLimits): Pr
   if (sink.size === 0 && !anyBytes) throw new errors.UnsupportedMedia('the source is empty')
   const media = sniff(sink.head())
   if (media === undefined && !anyBytes) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
-  if (media?.kind === 'video') await sink.toFile()
+  // A tool reads these, from a file of its own (videos: MP4 may keep its index at the end).
+  if (media?.kind === 'video' || media?.format === 'heic') await sink.toFile()
   return media
 }
 

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
-import { preloadingZygote, SANDBOX_EXEC_FILE, ZYGOTE_FILE } from './sandbox.ts'
+import { HEIF_DECODE_FILE, preloadingZygote, SANDBOX_EXEC_FILE, ZYGOTE_FILE } from './sandbox.ts'
 import type { Sandbox } from '../../contract/types.ts'
 
 const run = promisify(execFile)
@@ -30,6 +30,8 @@ export interface DetectedTools {
   /** Versions; undefined when the tool does not run. */
   ffmpeg: string | undefined
   ffprobe: string | undefined
+  /** native/heif-decode, if built and it runs. */
+  heifDecode: string | undefined
   /** Everything of the sandbox but the per-job limits. */
   sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
   /** What confines a decoder on this host, in one line (for the start-up log and /health). */
@@ -76,13 +78,15 @@ async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
 }
 
 export async function detectTools (settings: ToolSettings): Promise<DetectedTools> {
-  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }] = await Promise.all([
+  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }, heifDecode] = await Promise.all([
     version(settings.ffmpegPath),
     version(settings.ffprobePath),
     supports('prlimit', ['--help'], '--as'),
     supports('setpriv', ['--help'], '--pdeathsig'),
     zygote(settings),
-    sandboxExec()
+    sandboxExec(),
+    // It answers its usage line with 64 when it runs at all (its libraries present).
+    run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined)
   ])
   // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.
   const confinement = exec === undefined ? `limits only (${prlimit === undefined ? 'no prlimit' : 'prlimit'}, ${setpriv === undefined ? 'no setpriv' : 'setpriv'}): ${report}` : report
@@ -90,6 +94,7 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
   return {
     ffmpeg,
     ffprobe,
+    heifDecode,
     sandbox: { exec, prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom },
     confinement,
     confinementMissing

@@ -10,6 +10,7 @@ import { encodeRunSandboxed, type RunRequest } from './launcher-protocol.ts'
 /** Built by npm ci where a C compiler is present (scripts/build-zygote.sh). */
 export const ZYGOTE_FILE = fileURLToPath(new URL('../../native/ffmpeg-zygote.so', import.meta.url))
 export const SANDBOX_EXEC_FILE = fileURLToPath(new URL('../../native/thumbd-sandbox-exec', import.meta.url))
+export const HEIF_DECODE_FILE = fileURLToPath(new URL('../../native/heif-decode', import.meta.url))
 
 /** The tool dies with whoever started it (the thread, or its helper). */
 const PARENT_DEATH_SIGNAL = 'KILL'
