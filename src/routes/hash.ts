@@ -5,7 +5,7 @@ import { ERROR_TABLE, type ErrorSpec } from '../../contract/error-codes.ts'
 import { jobSource } from '../plugins/sources.ts'
 import type { DigestAlgorithm } from '../sources/spool.ts'
 import { HashQuery, digestAlgorithms, videoOptions } from './options.ts'
-import { jobRouteSchema } from './schemas.ts'
+import { jobRoute } from './schemas.ts'
 import type { PerceptualResult } from '../../contract/types.ts'
 
 const Options = Type.Object(HashQuery, { additionalProperties: false })
@@ -37,15 +37,12 @@ const HashReply = Type.Object({
 const refusesMedia = (err: unknown): err is ThumbdError => err instanceof ThumbdError && (ERROR_TABLE[codeOf(err)] as ErrorSpec).media === true
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/hash', {
-    config: { jobKind: 'perceptual' },
-    schema: jobRouteSchema({
-      summary: 'Digests of the source bytes, plus perceptual hash and ThumbHash placeholder of images and videos',
-      description: 'Any bytes get digests; perceptual fields are null (with perceptualSkipped saying why) for bytes that are no decodable image or video.',
-      options: Options,
-      ok: HashReply
-    })
-  }, async (request, reply) => {
+  app.post('/hash', jobRoute('perceptual', {
+    summary: 'Digests of the source bytes, plus perceptual hash and ThumbHash placeholder of images and videos',
+    description: 'Any bytes get digests; perceptual fields are null (with perceptualSkipped saying why) for bytes that are no decodable image or video.',
+    options: Options,
+    ok: HashReply
+  }), async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options, {
       algorithms: options => digestAlgorithms(options.algorithms),
       anyBytes: true

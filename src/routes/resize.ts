@@ -4,20 +4,17 @@ import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { answerWithImage } from './image-reply.ts'
 import { ResizeQuery, imageOptions, sameFormat } from './options.ts'
-import { IMAGE_REPLY, jobRouteSchema } from './schemas.ts'
+import { IMAGE_REPLY, jobRoute } from './schemas.ts'
 
 const Options = Type.Object(ResizeQuery, { additionalProperties: false })
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/resize', {
-    config: { jobKind: 'resize' },
-    schema: jobRouteSchema({
-      summary: 'Resize or convert an image',
-      description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented and metadata stripped; an sRGB profile is dropped, another RGB profile (Display P3) kept on the output, CMYK and grey converted to sRGB. Animated GIF/WebP: first frame.',
-      options: Options,
-      ok: IMAGE_REPLY
-    })
-  }, async (request, reply) => {
+  app.post('/resize', jobRoute('resize', {
+    summary: 'Resize or convert an image',
+    description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented and metadata stripped; an sRGB profile is dropped, another RGB profile (Display P3) kept on the output, CMYK and grey converted to sRGB. Animated GIF/WebP: first frame.',
+    options: Options,
+    ok: IMAGE_REPLY
+  }), async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const job = jobSource(source)
     if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')

@@ -2,6 +2,7 @@
 // so validation, serialisation and OpenAPI all come from one place.
 import { Type, type TObject, type TSchema } from 'typebox'
 import { ERROR_CODES, ERROR_TABLE } from '../../contract/error-codes.ts'
+import type { JobKind } from '../plugins/admission.ts'
 import { sourceBody } from './options.ts'
 
 export const ErrorReply = Type.Object({
@@ -29,6 +30,11 @@ export interface JobRouteDoc {
   description?: string
   options: TObject
   ok: TSchema | typeof IMAGE_REPLY
+}
+
+/** A job route's options: its kind (for admission) and its schema (validation, serialisation, OpenAPI). */
+export function jobRoute (jobKind: JobKind, doc: JobRouteDoc) {
+  return { config: { jobKind }, schema: jobRouteSchema(doc) }
 }
 
 export function jobRouteSchema ({ summary, description, options, ok }: JobRouteDoc) {

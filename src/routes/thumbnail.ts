@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { jobSource } from '../plugins/sources.ts'
 import { ImageQuery, VideoQuery, imageOptions, videoOptions } from './options.ts'
-import { IMAGE_REPLY, jobRouteSchema } from './schemas.ts'
+import { IMAGE_REPLY, jobRoute } from './schemas.ts'
 import { answerWithImage } from './image-reply.ts'
 
 /** Default thumbnail: 320 px wide JPEG, height from the aspect ratio. */
@@ -10,15 +10,12 @@ const DEFAULTS = { width: 320, format: 'jpeg' } as const
 const Options = Type.Object({ ...ImageQuery, ...VideoQuery }, { additionalProperties: false })
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/thumbnail', {
-    config: { jobKind: 'thumbnail' },
-    schema: jobRouteSchema({
-      summary: 'Thumbnail of an image or of a video frame',
-      description: 'Default: 320 px wide JPEG. Images are auto-oriented and stripped of metadata; for videos, options `at` and `frame` pick the frame.',
-      options: Options,
-      ok: IMAGE_REPLY
-    })
-  }, async (request, reply) => {
+  app.post('/thumbnail', jobRoute('thumbnail', {
+    summary: 'Thumbnail of an image or of a video frame',
+    description: 'Default: 320 px wide JPEG. Images are auto-oriented and stripped of metadata; for videos, options `at` and `frame` pick the frame.',
+    options: Options,
+    ok: IMAGE_REPLY
+  }), async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
