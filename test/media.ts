@@ -47,7 +47,9 @@ const RECIPES = {
   tiff: ['still.tiff', [...still]],
   bmp: ['still.bmp', [...still]],
   mkv: ['h264.mkv', [...pattern('640x360', 2), ...h264]],
-  avi: ['mpeg4.avi', [...pattern('640x360', 2), '-c:v', 'mpeg4']]
+  avi: ['mpeg4.avi', [...pattern('640x360', 2), '-c:v', 'mpeg4']],
+  // Black for its first 0.4 s, then the pattern: frame=best at 0 must pick a pattern frame, the exact frame is black.
+  'black-start-mp4': ['black-start.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=2,fade=t=in:st=0.4:d=0.04', ...h264]]
 } as const satisfies Record<string, readonly [string, readonly string[]]>
 
 export type MediaName = keyof typeof RECIPES

@@ -1,7 +1,8 @@
 // Helpers for tests that put the service under load or break it, always on loopback and bounded.
 import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
-import { processStat, processTree } from '../../load/sampler.ts'
+import { processStat, type ProcStat } from '../../load/sampler.ts'
+import { TOOL_MARKER } from '../../workers/tools/index.ts'
 import { AUTH } from '../helper.ts'
 
 export async function listen (app: FastifyInstance): Promise<string> {
@@ -36,9 +37,45 @@ export function healthProbe (base: string, everyMs = 25) {
   return { latencies, statuses, stop: async () => { stopped.abort(); await done } }
 }
 
-/** ffmpeg/ffprobe runs below `pid`, at any depth (they run under a launcher or a zygote, which are not counted). */
+/** A file of /proc/<pid> as text; empty if the process is gone (or a zombie, whose environ reads empty). */
+export function procText (pid: number, file: 'environ' | 'cmdline'): string {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'latin1')
+  } catch {
+    return ''
+  }
+}
+
+/** The names in a process's environment block. */
+export function environNames (pid: number): string[] {
+  return procText(pid, 'environ').split('\0').filter(Boolean).map(entry => entry.slice(0, entry.indexOf('=')))
+}
+
+/**
+ * Every process of server `pid`'s tools, found by the marker the server puts in every tool's environment
+ * (TOOL_MARKER): the tools, the zygotes (started with it), the Node launchers (which pass it on: it is on
+ * their command line). All of /proc is searched, not the server's process tree: a decoder that escaped its
+ * helper and was re-parented is found all the same.
+ */
+export function toolProcesses (pid = process.pid): ProcStat[] {
+  const inEnviron = `\0${TOOL_MARKER}=${pid}\0`
+  const onCommandLine = `"${TOOL_MARKER}":"${pid}"`
+  return readdirSync('/proc').filter(name => /^\d+$/.test(name)).map(Number).filter(other =>
+    `\0${procText(other, 'environ')}`.includes(inEnviron) || procText(other, 'cmdline').includes(onCommandLine)
+  ).map(other => processStat(other)).filter(stat => stat !== undefined)
+}
+
+/**
+ * Server `pid`'s running ffmpeg/ffprobe (not the zygotes: once serving they are named "ffmpeg-zygote", and
+ * they are the only tool processes the server starts itself, so one just starting is its child).
+ */
+export function decoderProcesses (pid = process.pid): ProcStat[] {
+  return toolProcesses(pid).filter(p => /^(ffmpeg|ffprobe)$/.test(p.comm) && p.ppid !== pid && p.state !== 'Z')
+}
+
+/** The names of server `pid`'s running decoders, wherever they are in the process tree. */
 export function decoderChildren (pid = process.pid): string[] {
-  return processTree(pid).filter(p => p.pid !== pid && /^(ffmpeg|ffprobe)$/.test(p.comm)).map(p => p.comm)
+  return decoderProcesses(pid).map(p => p.comm)
 }
 
 /** Whether process pid is gone (or a zombie, killed and not yet reaped) within `within` ms. */

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { TEST_KEY } from '../helper.ts'
 import { media } from '../media.ts'
-import { decoderChildren, upload, waitFor } from './helpers.ts'
+import { decoderChildren, toolProcesses, upload, waitFor } from './helpers.ts'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 
@@ -46,7 +46,14 @@ test('SIGTERM under load: accepted requests finish with 200, later ones get 503 
     const [code, signal] = await exited
     assert.deepEqual([code, signal], [0, null])
     assert.deepEqual(readdirSync(tmp), [], 'TMP_DIR is empty')
+    // No process of the server's tools outlives it: no decoder, no zygote, no launcher, wherever it went.
+    // Helpers die with it (parent-death signal, or their stdin closing): polled, the kernel is not instant.
+    const left = () => toolProcesses(server.pid).map(p => `${p.pid} ${p.comm}`)
+    await waitFor(() => left().length === 0, 3000, 'the server\'s tool processes to end').catch(() => {})
+    assert.deepEqual(left(), [], 'no tool or helper process left')
   } finally {
     if (server.exitCode === null) server.kill('SIGKILL')
+    // Whatever a failed run left: it would hold this test's stderr (inherited) and keep the runner waiting.
+    for (const left of toolProcesses(server.pid)) process.kill(left.pid, 'SIGKILL')
   }
 })

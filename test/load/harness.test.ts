@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -34,12 +36,49 @@ for (const scenario of ['video', 'video-url']) {
   })
 }
 
-test('bad flags, scenarios and targets: one line, non-zero exit, no load sent', async () => {
-  for (const args of [['--bogus'], ['--scenario', 'nope'], ['--duration', 'x'], ['--target', 'http://127.0.0.1:9', '--api-key', 'k'], ['--target', 'http://127.0.0.1:9']]) {
-    await assert.rejects(run(process.execPath, [LOAD, ...args], { timeout: 20_000 }), (err: { code: number, stderr: string }) => {
-      assert.equal(err.code, 2, args.join(' '))
-      assert.match(err.stderr, /thumbd load: /)
-      return true
-    })
+/** A stand-in target on loopback that records every request: `npm run load` must send it no load. */
+async function recordingTarget (answers: { live: number, hash: number }) {
+  const seen: string[] = []
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`)
+    res.writeHead(req.url === '/health/live' ? answers.live : answers.hash, { 'content-type': 'application/json' }).end('{}')
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise(resolve => server.close(resolve)) }
+}
+
+/** The checks `npm run load` makes of a --target before any load: its liveness, then whether it takes the key. */
+const TARGET_CHECKS = ['GET /health/live', 'POST /api/hash']
+
+test('bad flags, scenarios and targets: one error line (then at most the usage), exit 2, no load sent', async () => {
+  const healthy = await recordingTarget({ live: 200, hash: 401 })
+  const down = await recordingTarget({ live: 503, hash: 503 })
+  const key = ['--api-key', 'k']
+  try {
+    // Every case names a recording target, so load sent anywhere would be seen there.
+    for (const [args, target] of [
+      [['--bogus', '--target', healthy.base, ...key], healthy],
+      [['--scenario', 'nope', '--target', healthy.base, ...key], healthy],
+      [['--duration', 'x', '--target', healthy.base, ...key], healthy],
+      [['--target', healthy.base], healthy], // no --api-key
+      [['--target', healthy.base, ...key], healthy], // the key is refused (401)
+      [['--target', down.base, ...key], down] // not live
+    ] as const) {
+      const label = args.join(' ')
+      const before = target.seen.length
+      await assert.rejects(run(process.execPath, [LOAD, ...args], { timeout: 20_000 }), (err: { code: number, stderr: string }) => {
+        assert.equal(err.code, 2, label)
+        const lines = err.stderr.replaceAll('\r\x1b[K', '').split('\n').filter(Boolean)
+        assert.match(lines[0] ?? '', /^thumbd load: \S/, `${label}: the reason first`)
+        assert.deepEqual(lines.slice(1).filter(line => !/^(usage: npm run load| {8,}\[)/.test(line)), [], `${label}: one line, then at most the usage`)
+        return true
+      })
+      const sent = target.seen.slice(before)
+      assert.deepEqual(sent.filter(request => !TARGET_CHECKS.includes(request)), [], `${label}: no load sent, only the target checks`)
+    }
+    assert.deepEqual(healthy.seen, [...TARGET_CHECKS], 'the only requests: the checks of the one run whose flags were valid')
+    assert.deepEqual(down.seen, ['GET /health/live'])
+  } finally {
+    await Promise.all([healthy.close(), down.close()])
   }
 })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
 import { after, describe, test } from 'node:test'
-import { AUTH, build, leftoverTempFiles, leftoverTestTmp, postMedia } from '../helper.ts'
+import { AUTH, build, decoded, leftoverTempFiles, leftoverTestTmp, postMedia } from '../helper.ts'
 import { media } from '../media.ts'
 import { decoderChildren } from '../faults/helpers.ts'
 
@@ -31,7 +31,8 @@ describe('bad input gets a clear 4xx, fast, and leaves nothing behind', () => {
       ['text', Buffer.from('hello, I am not an image\n'), 'image/jpeg', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['empty body', Buffer.alloc(0), 'image/png', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['unknown bytes', Buffer.from([0x00, 0x01, 0x02, 0x03, 0xfe, 0xff, 0x10, 0x20]), 'application/octet-stream', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
-      ['HEIC', Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic', 'latin1'), Buffer.alloc(2000, 1)]), 'image/heic', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
+      // HEIC is read (native/heif-decode), so a HEIC header on garbage is unreadable media, not an unsupported type.
+      ['HEIC header, no image', Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic', 'latin1'), Buffer.alloc(2000, 1)]), 'image/heic', 422, 'THUMBD_MEDIA_UNREADABLE'],
       ['svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'), 'image/svg+xml', 415, 'THUMBD_UNSUPPORTED_MEDIA'],
       ['truncated JPEG', half(jpeg), 'image/jpeg', 422, 'THUMBD_MEDIA_UNREADABLE'],
       ['truncated PNG', half(png), 'image/png', 422, 'THUMBD_MEDIA_UNREADABLE'],
@@ -50,12 +51,27 @@ describe('bad input gets a clear 4xx, fast, and leaves nothing behind', () => {
     assert.equal(health.statusCode, 200)
   })
 
-  test('the byte limit holds while streaming, whatever the headers say', async (t) => {
+  test('the byte limit holds while streaming, and the bytes decide what the source is, whatever the headers say', async (t) => {
     const app = await build(t, { MAX_SOURCE_BYTES: '100000' })
-    const mp4 = await media('mp4-h264')
-    // A stream has no Content-Length: the limit must trip mid-stream, with the temp file already begun.
-    const res = await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: Readable.from([mp4, mp4]) })
-    assertError(res, 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+    const [mp4, png] = await Promise.all([media('tiny-mp4'), media('png')])
+    const text = Buffer.from('plain text, however it is labelled\n')
+    // Two chunks, each over the limit on its own (inject's stream gives up, racily, if the server answers between small ones).
+    const over = (b: Buffer) => { const whole = Buffer.concat(Array.from({ length: Math.ceil(150_000 / b.length) }, () => b)); return [whole, whole] }
+    const post = (type: string, payload: Buffer | Readable) => app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': type }, payload })
+    // Streams have no Content-Length: the limit must trip mid-stream, with the temp file already begun,
+    // under any label, true or false. (Text is refused sooner, once its first 4 KB are sniffed.)
+    for (const [type, chunks] of [['video/mp4', over(mp4)], ['image/gif', over(mp4)], ['image/jpeg', over(png)]] as const) {
+      assertError(await post(type, Readable.from(chunks)), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+      assert.deepEqual(leftoverTempFiles(app), [], type)
+    }
+    // Under the limit, false labels change nothing: the sniffed type is decoded, or refused.
+    const pngAsJpeg = await post('image/jpeg', png)
+    assert.equal(pngAsJpeg.statusCode, 200, `a PNG labelled image/jpeg: ${pngAsJpeg.body}`)
+    assert.deepEqual([(await decoded(pngAsJpeg.rawPayload)).width, (await decoded(pngAsJpeg.rawPayload)).height], [320, 240])
+    const mp4AsGif = await post('image/gif', mp4)
+    assert.equal(mp4AsGif.statusCode, 200, `an MP4 labelled image/gif: ${mp4AsGif.body}`)
+    assert.deepEqual([(await decoded(mp4AsGif.rawPayload)).width, (await decoded(mp4AsGif.rawPayload)).height], [160, 120], 'a frame of the 160x120 video')
+    assertError(await post('image/png', text), 415, 'THUMBD_UNSUPPORTED_MEDIA')
     assert.deepEqual(leftoverTempFiles(app), [])
   })
 

@@ -59,11 +59,33 @@ describe('POST /api/thumbnail', () => {
   test('frames at different times differ, and the same request gives the same bytes', async (t) => {
     const app = await build(t)
     const video = await media('mp4-h264')
-    const early = await postMedia(app, 'thumbnail', video, 'video/mp4', '?at=0&format=png')
-    const late = await postMedia(app, 'thumbnail', video, 'video/mp4', '?at=1.8&format=png')
-    const again = await postMedia(app, 'thumbnail', video, 'video/mp4', '?at=1.8&format=png')
-    assert.notDeepEqual(early.rawPayload, late.rawPayload)
-    assert.deepEqual(late.rawPayload, again.rawPayload)
+    const frameAt = async (at: string) => {
+      const res = await postMedia(app, 'thumbnail', video, 'video/mp4', `?at=${at}&format=png`)
+      // Two identical error bodies would also be "the same bytes": each must be a PNG frame.
+      assert.equal(res.statusCode, 200, `at=${at}: ${res.body}`)
+      assert.equal(res.headers['content-type'], 'image/png')
+      assert.equal((await decoded(res.rawPayload)).format, 'png')
+      return res.rawPayload
+    }
+    const early = await frameAt('0')
+    const late = await frameAt('1.8')
+    const again = await frameAt('1.8')
+    assert.notDeepEqual(early, late)
+    assert.deepEqual(late, again)
+  })
+
+  test('frame=best picks a representative frame: not the black one an exact seek to 0 gives', async (t) => {
+    const app = await build(t)
+    const video = await media('black-start-mp4')
+    const brightness = async (query: string) => {
+      const res = await postMedia(app, 'thumbnail', video, 'video/mp4', query)
+      assert.equal(res.statusCode, 200, `${query}: ${res.body}`)
+      const { channels } = await sharp(res.rawPayload).stats()
+      return channels.slice(0, 3).reduce((sum, ch) => sum + ch.mean, 0) / 3
+    }
+    // The clip is black for its first 0.4 s: the exact frame at 0 is black, the best of the frames after it is not.
+    assert.ok(await brightness('?at=0') < 10, 'the exact frame at 0 is black')
+    assert.ok(await brightness('?at=0&frame=best') > 60, 'frame=best chose a frame of the pattern')
   })
 
   test('EXIF orientation is applied and metadata is stripped', async (t) => {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { Worker } from 'node:worker_threads'
 import { processTree } from '../../../load/sampler.ts'
-import { gone } from '../../faults/helpers.ts'
+import { gone, waitFor } from '../../faults/helpers.ts'
 import { setLauncherIdleMs } from '../../../workers/tools/launcher.ts'
 import { runTool, type ToolLimits } from '../../../workers/tools/run-tool.ts'
 import type { Sandbox } from '../../../contract/types.ts'
@@ -24,6 +24,25 @@ function children (pid: number): Array<{ pid: number, cmdline: string }> {
   })
 }
 const launcherOf = (pid: number) => children(pid).find(c => c.cmdline.includes('launcher-process.ts'))
+
+/** This thread's launcher and its `sleep 30`, once both run (polled: the launcher starts the tool when it gets to it). */
+async function runningSleeper (): Promise<{ launcher: number, sleeper: number }> {
+  let found: { launcher: number, sleeper: number } | undefined
+  await waitFor(() => {
+    const launcher = launcherOf(process.pid)
+    const sleeper = launcher === undefined ? undefined : children(launcher.pid).find(c => c.cmdline.includes('sleep 30'))
+    found = sleeper === undefined ? undefined : { launcher: launcher!.pid, sleeper: sleeper.pid }
+    return found !== undefined
+  }, 5000, 'sleep 30 to run under the launcher')
+  return found!
+}
+
+/** A launcher other than `old` serves this thread now (and there is one at all). */
+function assertNewLauncher (old: number) {
+  const current = launcherOf(process.pid)
+  assert.ok(current !== undefined, 'a launcher runs')
+  assert.notEqual(current.pid, old, 'a new one')
+}
 
 test('a tool started through the launcher gets the sandbox\'s environment and nothing else of this process\'s', async () => {
   // The launcher is started once per thread; this variable is set before its first run in this file.
@@ -51,26 +70,21 @@ test('a tool started through the launcher gives back its output, stderr and exit
 test('a cancelled tool is killed by its launcher', async () => {
   const abort = new AbortController()
   const running = runTool('sleep', ['30'], limits(abort.signal))
-  await new Promise(resolve => setTimeout(resolve, 300))
-  const launcher = launcherOf(process.pid)!
-  const [sleeper] = children(launcher.pid)
-  assert.ok(sleeper?.cmdline.includes('sleep 30'))
+  const { sleeper } = await runningSleeper()
   abort.abort(new Error('cancelled'))
   await assert.rejects(running, /cancelled/)
-  assert.ok(await gone(sleeper.pid))
+  assert.ok(await gone(sleeper))
 })
 
 test('a launcher that dies fails its running tools, kills them, and the next tool gets a new launcher', async () => {
   const running = runTool('sleep', ['30'], limits())
-  await new Promise(resolve => setTimeout(resolve, 300))
-  const launcher = launcherOf(process.pid)!
-  const [sleeper] = children(launcher.pid)
-  process.kill(launcher.pid, 'SIGKILL')
+  const { launcher, sleeper } = await runningSleeper()
+  process.kill(launcher, 'SIGKILL')
   await assert.rejects(running, { code: 'INTERNAL' })
-  assert.ok(await gone(sleeper!.pid), 'the tool died with its launcher (parent-death signal)')
+  assert.ok(await gone(sleeper), 'the tool died with its launcher (parent-death signal)')
   const next = await runTool('sh', ['-c', 'printf ok'], limits())
   assert.equal(next.stdout.toString(), 'ok')
-  assert.notEqual(launcherOf(process.pid)?.pid, launcher.pid)
+  assertNewLauncher(launcher)
 })
 
 test('terminating the thread kills its launcher and the tools it started', async () => {
@@ -82,11 +96,12 @@ test('terminating the thread kills its launcher and the tools it started', async
     setInterval(() => {}, 1000)
   `)), { workerData: { spawn: new URL('../../../workers/tools/run-tool.ts', import.meta.url).href, sandbox: SANDBOX } })
   await new Promise(resolve => worker.once('message', resolve))
-  await new Promise(resolve => setTimeout(resolve, 500))
-  const launchers = children(process.pid).filter(c => c.cmdline.includes('launcher-process.ts'))
-  const sleepers = launchers.flatMap(l => children(l.pid)).filter(c => c.cmdline.includes('sleep 30'))
+  const launchers = () => children(process.pid).filter(c => c.cmdline.includes('launcher-process.ts'))
+  const sleepersOf = () => launchers().flatMap(l => children(l.pid)).filter(c => c.cmdline.includes('sleep 30'))
+  await waitFor(() => sleepersOf().length > 0, 5000, 'the thread\'s tool to run')
+  const sleepers = sleepersOf()
   assert.equal(sleepers.length, 1, 'the thread\'s tool is running')
-  const launcher = launchers.find(l => children(l.pid).some(c => c.pid === sleepers[0]!.pid))!
+  const launcher = launchers().find(l => children(l.pid).some(c => c.pid === sleepers[0]!.pid))!
   await worker.terminate()
   assert.ok(await gone(launcher.pid), 'the launcher died with its thread')
   assert.ok(await gone(sleepers[0]!.pid), 'and the tool with its launcher')
@@ -96,10 +111,13 @@ test('an idle launcher exits, and the next tool starts a new one', async () => {
   setLauncherIdleMs(200)
   try {
     await runTool('true', [], limits())
-    const launcher = launcherOf(process.pid)!
+    const launcher = launcherOf(process.pid)
+    assert.ok(launcher !== undefined, 'the tool ran under a launcher')
     assert.ok(await gone(launcher.pid), 'it went after 200 ms idle')
-    assert.equal((await runTool('sh', ['-c', 'printf again'], limits())).stdout.toString(), 'again')
-    assert.notEqual(launcherOf(process.pid)?.pid, launcher.pid)
+    const again = runTool('sh', ['-c', 'sleep 1; printf again'], limits())
+    await waitFor(() => launcherOf(process.pid) !== undefined, 3000, 'a launcher for the next tool')
+    assertNewLauncher(launcher.pid)
+    assert.equal((await again).stdout.toString(), 'again')
   } finally {
     setLauncherIdleMs(60_000)
   }

@@ -7,18 +7,21 @@ import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { processStat, processTree } from '../../../load/sampler.ts'
-import { gone, waitFor } from '../../faults/helpers.ts'
+import type { FastifyInstance } from 'fastify'
+import { decoderProcesses, environNames, gone, procText, waitFor } from '../../faults/helpers.ts'
 import { frameArgs, probeArgs } from '../../../workers/ffmpeg-args.ts'
+import { TOOL_MARKER } from '../../../workers/tools/index.ts'
 import { runTool, type ToolLimits } from '../../../workers/tools/run-tool.ts'
 import type { Sandbox } from '../../../contract/types.ts'
 import { ZYGOTE_FILE } from '../../../workers/tools/sandbox.ts'
 import { setRunsPerZygote } from '../../../workers/tools/zygote.ts'
-import { build } from '../../helper.ts'
-import { mediaPath } from '../../media.ts'
+import { build, postMedia } from '../../helper.ts'
+import { media, mediaPath } from '../../media.ts'
 
 const run = promisify(execFile)
 const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, zygote: { library: ZYGOTE_FILE }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
-const limits = (signal = new AbortController().signal): ToolLimits => ({ signal, maxStdoutBytes: 1 << 26, children: new SharedArrayBuffer(4), sandbox: SANDBOX, anyExitCode: true })
+/** A forked tool is in the decoder sandbox: it may read the files it is given (`reads`) and nothing else. */
+const limits = (signal = new AbortController().signal, reads: string[] = []): ToolLimits => ({ signal, maxStdoutBytes: 1 << 26, children: new SharedArrayBuffer(4), sandbox: SANDBOX, reads, anyExitCode: true })
 /** An ffmpeg that runs until it is stopped (30 s of generated frames, read in real time). */
 const LONG_RUN = ['-hide_banner', '-nostdin', '-re', '-f', 'lavfi', '-i', 'testsrc=d=30:s=64x64', '-f', 'null', '-']
 
@@ -45,13 +48,13 @@ test('frames and probes forked from the zygote are what the tools run afresh giv
   const video = await mediaPath('mp4-h264')
   const args = frameArgs({ path: video, demuxer: 'mov', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 50_000_000, maxStreams: 32, report: false, coverBox: { width: 640 } })
   const fresh = await run('ffmpeg', args, { encoding: 'buffer', maxBuffer: 1 << 26 })
-  const [a, b] = await Promise.all([runTool('ffmpeg', args, limits()), runTool('ffmpeg', args, limits())])
+  const [a, b] = await Promise.all([runTool('ffmpeg', args, limits(undefined, [video])), runTool('ffmpeg', args, limits(undefined, [video]))])
   for (const forked of [a, b]) {
     assert.equal(forked.code, 0)
     assert.ok(forked.stdout.length > 100_000)
     assert.ok(forked.stdout.equals(fresh.stdout), 'the same PPM, byte for byte')
   }
-  const probe = await runTool('ffprobe', probeArgs(video, 'mov'), limits())
+  const probe = await runTool('ffprobe', probeArgs(video, 'mov'), limits(undefined, [video]))
   assert.deepEqual(JSON.parse(probe.stdout.toString()), JSON.parse((await run('ffprobe', probeArgs(video, 'mov'))).stdout))
   assert.ok(live(process.pid).some(p => p.comm === 'ffprobe-zygote'))
 
@@ -79,14 +82,15 @@ test('each forked run gets the sandbox: the limits, its own name, /dev/null for 
 
 test('a forked run sees the environment it is given, as it would have without the zygote', async () => {
   // /proc/<pid>/environ shows the block the zygote was started with, so a shell (any glibc program can be a
-  // zygote) prints the environment its fork really has.
+  // zygote) prints the environment its fork really has: with its builtin, as the sandbox lets it start nothing.
   process.env.THUMBD_TEST_SECRET = 'not for the tools'
-  const { stdout } = await runTool('sh', ['-c', 'env'], limits())
+  const { stdout } = await runTool('sh', ['-c', 'export -p'], limits())
   delete process.env.THUMBD_TEST_SECRET
-  const environ = stdout.toString().split('\n')
+  // dash's "export NAME='value'" -> NAME=value
+  const environ = stdout.toString().split('\n').map(line => line.replace(/^export ([^=]+)='(.*)'$/, '$1=$2'))
   assert.ok(environ.includes(`PATH=${process.env.PATH}`), 'the sandbox\'s environment')
   assert.ok(!environ.some(v => v.startsWith('THUMBD_TEST_SECRET')), 'and nothing else of this process\'s')
-  assert.ok(!environ.some(v => v.startsWith('THUMBD_ZYGOTE')), 'no zygote settings are left for the tool')
+  assert.deepEqual(environ.filter(v => v.startsWith('THUMBD_ZYGOTE')), [], 'no zygote settings are left for the tool')
   assert.ok(!environ.some(v => v.startsWith('LD_PRELOAD=') && v.includes('ffmpeg-zygote')))
 })
 
@@ -142,9 +146,33 @@ test('terminating the thread kills its zygote and the tools forked from it', asy
   assert.ok(await gone(pid), 'and the tool with its zygote')
 })
 
-test('the server forks the tools from the zygote unless FFMPEG_ZYGOTE=off', async (t) => {
-  const { zygote, env } = (await build(t)).mediaTools.sandbox
-  assert.equal(zygote?.library, ZYGOTE_FILE)
-  assert.deepEqual(Object.keys(env).filter(name => !['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'].includes(name)), [], 'no more of the server\'s environment')
-  assert.equal((await build(t, { FFMPEG_ZYGOTE: 'off' })).mediaTools.sandbox.zygote, undefined)
+/** What the tools may see of the server's environment (Config.toolEnv), and the marker the server adds. */
+const TOOL_ENV = ['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD', TOOL_MARKER]
+
+/** A real job's decoder, found by the server's marker while it runs, with its parent's name, command line and environment. */
+async function decoderOfAJob (app: FastifyInstance) {
+  const job = postMedia(app, 'thumbnail', await media('slow-seek'), 'video/mp4', '?at=8')
+  await waitFor(() => decoderProcesses().length > 0, 10_000, 'the job\'s ffmpeg to run')
+  const [tool] = decoderProcesses()
+  const seen = {
+    toolEnv: environNames(tool!.pid),
+    parent: processStat(tool!.ppid)?.comm,
+    parentCommand: procText(tool!.ppid, 'cmdline'),
+    parentEnv: environNames(tool!.ppid)
+  }
+  assert.equal((await job).statusCode, 200)
+  return seen
+}
+
+test('the server forks a real job\'s ffmpeg from its zygote, or starts it through the launcher with FFMPEG_ZYGOTE=off', async (t) => {
+  const forked = await decoderOfAJob(await build(t))
+  assert.equal(forked.parent, 'ffmpeg-zygote', 'the job\'s ffmpeg is a child of an ffmpeg zygote')
+  assert.ok(forked.parentEnv.includes('THUMBD_ZYGOTE'), 'started to serve as one (THUMBD_ZYGOTE)')
+  assert.deepEqual(forked.parentEnv.filter(name => !TOOL_ENV.includes(name) && !name.startsWith('THUMBD_ZYGOTE')), [], 'no more of the server\'s environment')
+
+  const launched = await decoderOfAJob(await build(t, { FFMPEG_ZYGOTE: 'off' }))
+  assert.match(launched.parentCommand, /launcher-process\.ts/, 'the job\'s ffmpeg is a child of the Node launcher')
+  // Here /proc shows the tool's own environment (a zygote's fork shows the block the zygote started with).
+  assert.deepEqual(launched.toolEnv.filter(name => !TOOL_ENV.includes(name)), [], 'no more of the server\'s environment')
+  assert.ok(launched.toolEnv.includes(TOOL_MARKER))
 })
