@@ -22,6 +22,7 @@ export const ERROR_TABLE = {
   BAD_OPTIONS: { status: 400, message: 'Bad options: %s', outcome: 'refused' },
   SOURCE_FORBIDDEN: { status: 400, message: 'Source not allowed: %s', outcome: 'refused' },
   UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key', outcome: 'refused' },
+  BAD_SIGNATURE: { status: 403, message: 'Bad URL signature: %s', outcome: 'refused' },
   NOT_FOUND: { status: 404, message: 'Route %s not found', outcome: 'refused' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request too slow: %s', outcome: 'refused', noStack: true },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Source too large: %s', outcome: 'refused', media: true },

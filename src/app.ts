@@ -23,6 +23,7 @@ import tempFiles from './plugins/temp-files.ts'
 import hashRoutes from './routes/hash.ts'
 import healthRoutes from './routes/health.ts'
 import resizeRoutes from './routes/resize.ts'
+import signedUrlRoutes from './routes/signed-url.ts'
 import thumbnailRoutes from './routes/thumbnail.ts'
 
 export function serverOptions (config: Config, logStream?: Writable): FastifyServerOptions {
@@ -38,6 +39,8 @@ export function serverOptions (config: Config, logStream?: Writable): FastifySer
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
     // JSON bodies carry options and a URL only; media bodies are streamed and bounded by MAX_SOURCE_BYTES.
     bodyLimit: 64 * 1024,
+    // A signed GET URL carries its source in the path (routes/signed-url.ts caps it).
+    routerOptions: { maxParamLength: 8400 },
     // lifecycle.ts answers 503 DRAINING itself, with a catalogue code.
     return503OnClosing: false,
     ...serverTimeouts(config)
@@ -66,25 +69,36 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
   await fastify.register(auth, { config })
 
   await fastify.register(healthRoutes)
+  // Job routes: bearer key, drain gate, admission and the body's pacing before any byte of the body is read.
   await fastify.register(async (api) => {
     api.addHook('onRequest', api.authenticate)
-    api.addHook('onRequest', api.admitWhileRunning)
-    api.addHook('onRequest', api.admission.admit)
+    await jobGates(api, config)
     api.addHook('onRequest', api.paceBody)
     api.addHook('preParsing', api.continueBody)
-    // Event-loop delay and memory guard the job routes only; /health and /metrics keep answering.
-    await api.register(underPressure, {
-      maxEventLoopDelay: config.pressureMaxEventLoopDelayMs,
-      maxRssBytes: config.pressureMaxRssBytes,
-      pressureHandler: async (_request: FastifyRequest, _reply: FastifyReply, type: string) => {
-        api.metrics.shed.inc({ reason: type === underPressure.TYPE_EVENT_LOOP_DELAY ? 'event_loop_delay' : 'memory' })
-        throw new errors.Overloaded()
-      }
-    })
     await api.register(thumbnailRoutes)
     await api.register(resizeRoutes)
     await api.register(hashRoutes)
   }, { prefix: '/api' })
+  // Signed GET URLs: the signature is the credential; the same gates, and no body.
+  await fastify.register(async (signed) => {
+    await jobGates(signed, config)
+    await signed.register(signedUrlRoutes, { config })
+  })
+}
+
+/** What every route that runs jobs passes first: the drain gate, admission, and the event-loop and memory guard. */
+async function jobGates (scope: FastifyInstance, config: Config) {
+  scope.addHook('onRequest', scope.admitWhileRunning)
+  scope.addHook('onRequest', scope.admission.admit)
+  // Event-loop delay and memory guard the job routes only; /health and /metrics keep answering.
+  await scope.register(underPressure, {
+    maxEventLoopDelay: config.pressureMaxEventLoopDelayMs,
+    maxRssBytes: config.pressureMaxRssBytes,
+    pressureHandler: async (_request: FastifyRequest, _reply: FastifyReply, type: string) => {
+      scope.metrics.shed.inc({ reason: type === underPressure.TYPE_EVENT_LOOP_DELAY ? 'event_loop_delay' : 'memory' })
+      throw new errors.Overloaded()
+    }
+  })
 }
 
 export interface BuildOptions {

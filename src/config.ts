@@ -5,6 +5,8 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
 import { JOBS_PER_THREAD } from './jobs/pairing.ts'
+import { checkPresets } from './signed-urls/parse.ts'
+import { parseSigningKeys, type SigningKey } from './signed-urls/signature.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
 
 export const CONFIG_SCHEMA = Type.Object({
@@ -35,6 +37,11 @@ export const CONFIG_SCHEMA = Type.Object({
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'a connection must deliver its request line and headers within this time, or it is closed (408)' }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 5000, description: 'an idle keep-alive connection is closed after this time' }),
   MIN_BODY_BYTES_PER_SECOND: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16384, description: 'a request body must arrive at least this fast, over every 5 s window, or the request gets 408 REQUEST_TIMEOUT and its connection is closed (0: off)' }),
+  URL_SIGNING_KEYS: Type.String({ default: '', description: 'hex keys for signed GET URLs (/i/...), comma-separated, paired by position with URL_SIGNING_SALTS (several at once, for rotation); empty: GET URLs are off unless ALLOW_UNSIGNED_URLS' }),
+  URL_SIGNING_SALTS: Type.String({ default: '', description: 'hex salts, comma-separated, one per URL_SIGNING_KEYS entry' }),
+  ALLOW_UNSIGNED_URLS: Type.Boolean({ default: false, description: 'accept GET URLs whose signature is "insecure" (development only)' }),
+  URL_PRESETS: Type.String({ default: '', description: 'named option sets for GET URLs, e.g. "thumb=rs:fit:320:0/q:80;small=w:100" (a preset named default applies to every URL)' }),
+  URL_CACHE_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 31536000, default: 31536000, description: 'Cache-Control max-age of GET URL replies' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
 })
 
@@ -75,6 +82,11 @@ export interface Config {
   readonly keepAliveTimeoutMs: number
   readonly minBodyBytesPerSecond: number
   readonly requestTimeoutMs: number
+  /** Signed GET URLs: key and salt pairs, as bytes. */
+  readonly urlSigning: readonly SigningKey[]
+  readonly allowUnsignedUrls: boolean
+  readonly urlPresets: Readonly<Record<string, string>>
+  readonly urlCacheMaxAgeSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -133,7 +145,11 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     headersTimeoutMs: parsed.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: parsed.KEEP_ALIVE_TIMEOUT_MS,
     minBodyBytesPerSecond: parsed.MIN_BODY_BYTES_PER_SECOND,
-    requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS
+    requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+    urlSigning: Object.freeze(signingKeys(list(parsed.URL_SIGNING_KEYS), list(parsed.URL_SIGNING_SALTS))),
+    allowUnsignedUrls: parsed.ALLOW_UNSIGNED_URLS,
+    urlPresets: Object.freeze(presets(parsed.URL_PRESETS)),
+    urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS
   })
 }
 
@@ -146,6 +162,31 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
  */
 export function applyRuntimeDefaults (config: Config, env: Record<string, string | undefined> = process.env): void {
   env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads * JOBS_PER_THREAD + 2))
+}
+
+/** URL_PRESETS: "name=options;name2=options". */
+function presets (value: string): Record<string, string> {
+  const entries = value.split(';').map(s => s.trim()).filter(Boolean).map(entry => {
+    const match = /^([\w-]+)=(.+)$/.exec(entry)
+    if (match === null) throw new ConfigError(`URL_PRESETS entry "${entry}" is not name=options`)
+    return [match[1]!, match[2]!.trim()] as const
+  })
+  const named = Object.fromEntries(entries)
+  try {
+    checkPresets(named)
+  } catch (err) {
+    throw new ConfigError(`URL_PRESETS: ${(err as Error).message}`)
+  }
+  return named
+}
+
+/** URL_SIGNING_KEYS and URL_SIGNING_SALTS, paired by position (signed-urls/signature.ts says what is wrong). */
+function signingKeys (keys: string[], salts: string[]): SigningKey[] {
+  try {
+    return parseSigningKeys(keys, salts)
+  } catch (err) {
+    throw new ConfigError((err as Error).message)
+  }
 }
 
 /** One line naming the variable, e.g. "PORT must be <= 65535 (got "70000")". */

@@ -24,6 +24,7 @@ export const errors = {
   BadOptions: define('BAD_OPTIONS'),
   SourceForbidden: define('SOURCE_FORBIDDEN'),
   Unauthorized: define('UNAUTHORIZED'),
+  BadSignature: define('BAD_SIGNATURE'),
   NotFound: define('NOT_FOUND'),
   RequestTimeout: define('REQUEST_TIMEOUT'),
   PayloadTooLarge: define('PAYLOAD_TOO_LARGE'),

@@ -10,7 +10,7 @@ import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { createFetcher, fetchError } from '../sources/fetch-source.ts'
-import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource } from '../sources/spool.ts'
+import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
 import type { JobSource } from '../../contract/types.ts'
 
@@ -35,6 +35,8 @@ declare module 'fastify' {
     sources: {
       /** The request's source, spooled; its temp file is removed when the reply ends, whatever happened. */
       take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, takeOptions?: TakeOptions<T>): Promise<Taken<T>>
+      /** A URL source fetched and spooled for work that no one request owns (signed GET URLs): the caller disposes it. */
+      fetchUrl (url: string, signal: AbortSignal): Promise<SpooledSource>
     }
   }
 }
@@ -94,16 +96,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     }
     let source: SpooledSource
     try {
-      source = await spool(stream, {
-        declaredBytes: declared,
-        maxBytes: config.maxSourceBytes,
-        memoryBytes: config.memorySpoolBytes,
-        tempDir: app.tempDir,
-        algorithms: algorithms?.(options as Static<T>),
-        anyBytes,
-        runDigestTask: app.runDigestTask,
-        signal: request.bodyTooSlow
-      })
+      source = await spoolWithLimits(stream, { declaredBytes: declared, algorithms: algorithms?.(options as Static<T>), anyBytes, signal: request.bodyTooSlow })
     } catch (err) {
       // A fetched body can also fail mid-stream: reset, timeout, length mismatch.
       throw fetchSignal === undefined ? err : fetchError(err, fetchSignal)
@@ -117,7 +110,20 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return { source, options: options as Static<T> }
   }
 
-  app.decorate('sources', { take })
+  function spoolWithLimits (stream: Readable, limits: Pick<SpoolLimits, 'declaredBytes' | 'algorithms' | 'anyBytes' | 'signal'>) {
+    return spool(stream, { ...limits, maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir, runDigestTask: app.runDigestTask })
+  }
+
+  async function fetchUrl (url: string, signal: AbortSignal): Promise<SpooledSource> {
+    const fetchSignal = AbortSignal.any([AbortSignal.timeout(config.fetchTimeoutMs), signal])
+    try {
+      return await spoolWithLimits((await fetcher.fetchSource(url, fetchSignal)).body, {})
+    } catch (err) {
+      throw fetchError(err, fetchSignal)
+    }
+  }
+
+  app.decorate('sources', { take, fetchUrl })
 }, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients'] })
 
 /** The part of a spooled source a job takes; the caller has ensured it is media. */

@@ -6,19 +6,19 @@ import type { JobResult } from '../plugins/jobs.ts'
 import type { ResizeTask, ThumbnailTask } from '../../contract/types.ts'
 
 /** The reply is a pure function of the source bytes and the options: it never changes. */
-const CACHE_CONTROL = 'public, max-age=31536000, immutable'
+export const CACHE_CONTROL = 'public, max-age=31536000, immutable'
 
 export function entityTag (sourceSha256: string, kind: string, options: unknown): string {
   const digest = createHash('sha256').update(`${sourceSha256}\n${kind}\n${JSON.stringify(options)}`).digest('base64url')
   return `"${digest.slice(0, 32)}"`
 }
 
-export function notModified (request: FastifyRequest, reply: FastifyReply, etag: string, vary: boolean): boolean {
+export function notModified (request: FastifyRequest, reply: FastifyReply, etag: string, vary: boolean, cacheControl = CACHE_CONTROL): boolean {
   const header = request.headers['if-none-match']
   if (header === undefined) return false
   const tags = header.split(',').map(t => t.trim().replace(/^W\//, ''))
   if (!tags.includes(etag) && !tags.includes('*')) return false
-  reply.code(304).header('etag', etag).header('cache-control', CACHE_CONTROL)
+  reply.code(304).header('etag', etag).header('cache-control', cacheControl)
   if (vary) reply.header('vary', 'Accept')
   return true
 }
@@ -41,12 +41,12 @@ export async function answerWithImage (app: FastifyInstance, request: FastifyReq
   return sendImage(reply, result, etag, negotiated)
 }
 
-export function sendImage (reply: FastifyReply, result: JobResult, etag: string, vary: boolean) {
+export function sendImage (reply: FastifyReply, result: JobResult, etag: string, vary: boolean, cacheControl = CACHE_CONTROL) {
   const { data, format } = result.value
   reply
     .header('content-type', `image/${format}`)
     .header('etag', etag)
-    .header('cache-control', CACHE_CONTROL)
+    .header('cache-control', cacheControl)
     .header('server-timing', `queue;dur=${result.queueMs.toFixed(1)}, work;dur=${result.workMs.toFixed(1)}`)
   if (vary) reply.header('vary', 'Accept')
   return reply.send(Buffer.from(data.buffer, data.byteOffset, data.byteLength))

@@ -1,7 +1,7 @@
 // Schemas shared by the job routes: the error reply, the image reply, and how a job route is described,
 // so validation, serialisation and OpenAPI all come from one place.
 import { Type, type TObject, type TSchema } from 'typebox'
-import { ERROR_CODES, ERROR_TABLE } from '../../contract/error-codes.ts'
+import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../../contract/error-codes.ts'
 import type { JobKind } from '../plugins/admission.ts'
 import { sourceBody } from './options.ts'
 
@@ -12,13 +12,14 @@ export const ErrorReply = Type.Object({
   message: Type.String()
 }, { $id: 'ErrorReply', description: 'Every error reply' })
 
-/** The codes of each status a job route can answer, from the one table (404 is no route's answer). */
-const JOB_ROUTE_ERRORS = Object.groupBy(ERROR_CODES.filter(code => code !== 'NOT_FOUND'), code => ERROR_TABLE[code].status)
-
-export const errorResponses = () => Object.fromEntries(Object.entries(JOB_ROUTE_ERRORS).map(([status, codes]) => [status, {
-  ...Type.Ref('ErrorReply'),
-  description: codes!.map(code => `THUMBD_${code}`).join(' or ') + (status === '503' ? ' (with Retry-After)' : '')
-}]))
+/** The error replies of a route, by status, from the one table: every code but those it cannot answer. */
+export function errorResponses (except: readonly ErrorCode[] = ['NOT_FOUND', 'BAD_SIGNATURE']) {
+  const byStatus = Object.groupBy(ERROR_CODES.filter(code => !except.includes(code)), code => ERROR_TABLE[code].status)
+  return Object.fromEntries(Object.entries(byStatus).map(([status, codes]) => [status, {
+    ...Type.Ref('ErrorReply'),
+    description: codes!.map(code => `THUMBD_${code}`).join(' or ') + (status === '503' ? ' (with Retry-After)' : '')
+  }]))
+}
 
 export const IMAGE_REPLY = {
   description: 'The image, with ETag, Cache-Control and Server-Timing',

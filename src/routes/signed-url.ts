@@ -1,0 +1,95 @@
+// GET /i/{signature}/{options...}/plain/{source}[@ext] and /i/{signature}/{options...}/{base64url source}[.ext]:
+// a thumbnail or resize of a URL source that a browser can embed and a CDN can cache, in imgproxy's URL
+// dialect and signature scheme (src/signed-urls/). No bearer key: the signature is the credential. The
+// source goes through the same guarded fetch, sniffing, limits, pool and admission as a POSTed URL, and
+// identical URLs asked at once share one fetch and one job (signed-urls/shared-work.ts).
+import type { FastifyPluginAsync } from 'fastify'
+import type { Config } from '../config.ts'
+import { errors } from '../errors.ts'
+import { jobSource } from '../plugins/sources.ts'
+import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath } from '../signed-urls/parse.ts'
+import { createSharedWork } from '../signed-urls/shared-work.ts'
+import { verifySignature } from '../signed-urls/signature.ts'
+import { entityTag, notModified, sendImage } from './image-reply.ts'
+import { DEFAULT_QUALITY, negotiate, sameFormat, videoOptions } from './options.ts'
+import { errorResponses, IMAGE_REPLY } from './schemas.ts'
+import type { ImageOptions, OutputFormat } from '../../contract/types.ts'
+
+const PREFIX = '/i/'
+
+/** The signature, and the path it signs (from its '/'), as sent: no query string (a source's '?' is percent-encoded). */
+function splitSigned (url: string): { signature: string, path: string } {
+  if (url.includes('?')) throw new errors.BadOptions('percent-encode the source URL: a GET URL takes no query string')
+  if (url.length > PREFIX.length + MAX_PATH_LENGTH + 64) throw new errors.BadOptions('the URL is too long')
+  const slash = url.indexOf('/', PREFIX.length)
+  if (slash < 0) throw new errors.BadOptions('expected /i/{signature}/{options}/{source}')
+  return { signature: url.slice(PREFIX.length, slash), path: url.slice(slash) }
+}
+
+function parse (path: string, presets: Config['urlPresets']): ParsedPath {
+  try {
+    return parseProcessingPath(path, presets)
+  } catch (err) {
+    if (err instanceof UrlOptionError) throw new errors.BadOptions(err.message)
+    throw err
+  }
+}
+
+const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) => {
+  const shared = createSharedWork()
+  const cacheControl = `public, max-age=${config.urlCacheMaxAgeSeconds}`
+
+  function checkSignature (signature: string, path: string) {
+    if (signature === 'insecure') {
+      if (!config.allowUnsignedUrls) throw new errors.BadSignature('unsigned URLs are off (ALLOW_UNSIGNED_URLS)')
+      return
+    }
+    // imgproxy signs the path as proxies and browsers may have rewritten it back (%3A, http:/).
+    if (!verifySignature(signature, redenormalizePath(path), config.urlSigning)) throw new errors.BadSignature('it does not match this path')
+  }
+
+  app.get('/i/*', {
+    config: { jobKind: 'thumbnail' },
+    schema: {
+      summary: 'Thumbnail or resize of a URL source, by a signed GET URL in imgproxy\'s dialect',
+      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options: rs, s, rt, w, h, el, g (sm: smart), q, f/ext, bg, pr (URL_PRESETS), vts, at, frame. No bearer key.',
+      tags: ['jobs'],
+      response: { 200: IMAGE_REPLY, 304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' }, ...errorResponses(['NOT_FOUND', 'UNAUTHORIZED', 'REQUEST_TIMEOUT']) }
+    }
+  }, async (request, reply) => {
+    const { signature, path } = splitSigned(request.raw.url ?? '')
+    checkSignature(signature, path)
+    // The extension, if any, is in options.format already.
+    const { source, options } = parse(path, config.urlPresets)
+    if (options.autoFit === true) throw new errors.BadOptions('rs:auto with both sides is not supported; use fit or fill')
+    const asked = options.format
+    const negotiated = asked === 'auto'
+    const format: OutputFormat | undefined = asked === 'auto' ? negotiate(request.headers.accept) : asked
+    const key = `${path}\n${format ?? ''}`
+    const video = { ...videoOptions({ at: options.at, frame: options.frame }) }
+    return shared.withShared(key, async () => {
+      const fetched = await app.sources.fetchUrl(source, AbortSignal.timeout(config.fetchTimeoutMs))
+      return { source: fetched, etag: entityTag(fetched.sha256, 'url', { ...normalisedOptions(options), format }) }
+    }, ({ source: fetched }) => {
+      const job = jobSource(fetched)
+      if (job.media.kind === 'video') app.mediaTools.assertVideo()
+      const image: ImageOptions = {
+        width: options.width,
+        height: options.height,
+        fit: options.fit,
+        position: options.position,
+        background: options.background === undefined ? undefined : `#${options.background}`,
+        format: format ?? (job.media.kind === 'video' ? 'jpeg' : sameFormat(job.media)),
+        quality: options.quality ?? DEFAULT_QUALITY,
+        withoutEnlargement: options.withoutEnlargement
+      }
+      // Shared: no one client's leaving cancels it (the deadline still does).
+      return job.media.kind === 'video' ? app.jobs.run({ kind: 'thumbnail', source: job, image, video }) : app.jobs.run({ kind: 'resize', source: job, image })
+    }, async ({ etag }, image) => {
+      if (notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
+      return sendImage(reply, await image(), etag, negotiated, cacheControl)
+    })
+  })
+}
+
+export default routes
