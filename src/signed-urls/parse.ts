@@ -168,6 +168,8 @@ export function redenormalizePath (path: string): string {
  * then the presets named by pr in order (nested presets before their own options), then the URL's own
  * options. A later layer overrides an earlier one; a setting given twice within one layer (w:1/w:2, or
  * w:1/s:2) is an error, as is an explicit format that the extension contradicts.
+ * Give it the path as received: it applies redenormalizePath itself (which is not idempotent on odd paths).
+ * The route checks the signature first, over redenormalizePath(path), so a forged URL is a 403, not a 400.
  */
 export function parseProcessingPath (path: string, presets: Readonly<Record<string, string>> = {}): ParsedPath {
   if (path.length > MAX_PATH_LENGTH) throw new UrlOptionError('the URL is too long')
@@ -214,8 +216,9 @@ export function parseProcessingPath (path: string, presets: Readonly<Record<stri
 
   const { source, extension } = decodeSource(sourceParts)
   if (extension !== undefined) {
-    const format = FORMATS[extension.toLowerCase()]
-    if (!has(FORMATS, extension.toLowerCase()) || format === undefined) throw new UrlOptionError(`the extension "${extension}" is not supported (${Object.keys(FORMATS).join(', ')})`)
+    const lower = extension.toLowerCase()
+    if (!has(FORMATS, lower)) throw new UrlOptionError(`the extension "${extension}" is not supported (${Object.keys(FORMATS).join(', ')})`)
+    const format = FORMATS[lower]!
     const owner = owners.get('format')
     if (owner?.layer === layers && draft.format !== format) {
       throw new UrlOptionError(`the extension "${extension}" contradicts option "${owner.option}" (${draft.format})`)
