@@ -66,7 +66,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const negotiated = asked === 'auto'
     const format: OutputFormat | undefined = asked === 'auto' ? negotiate(request.headers.accept) : asked
     const key = `${path}\n${format ?? ''}`
-    const video = { ...videoOptions({ at: options.at, frame: options.frame }) }
+    const video = videoOptions({ at: options.at, frame: options.frame })
     return shared.withShared(key, async () => {
       const fetched = await app.sources.fetchUrl(source, AbortSignal.timeout(config.fetchTimeoutMs))
       return { source: fetched, etag: entityTag(fetched.sha256, 'url', { ...normalisedOptions(options), format }) }
