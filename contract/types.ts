@@ -29,6 +29,8 @@ export interface VideoOptions {
   at?: FramePosition
   /** Pick the most representative of the frames near `at` (ffmpeg's thumbnail filter). */
   best: boolean
+  /** keyframe: the nearest keyframe at or before `at`, without decoding up to the exact time. */
+  seek?: 'exact' | 'keyframe'
 }
 
 export type SourceRef =
@@ -61,7 +63,13 @@ export interface PerceptualTask {
   video: VideoOptions
 }
 
-export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask
+/** What a source is, from its headers: no pixel decoded. */
+export interface InfoTask {
+  kind: 'info'
+  source: JobSource
+}
+
+export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask
 
 /** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
 export interface JobSettings {
@@ -128,10 +136,35 @@ export interface PerceptualResult {
 }
 
 /** What each kind of job answers. */
+/** /api/info's answer. Sizes are as displayed: after EXIF orientation or the video's rotation. */
+export interface MediaInfo {
+  kind: 'image' | 'video'
+  /** The sniffed format (jpeg, heic, mp4, webm ...). */
+  format: string
+  /** ffprobe's container name (videos). */
+  container?: string
+  width: number
+  height: number
+  /** Seconds (videos; animations have none). */
+  duration?: number
+  frameRate?: number
+  /** Video codec, or the image's format. */
+  codec?: string
+  audio?: { codec: string } | null
+  /** Degrees clockwise the video is turned for display (0, 90, 180, 270). */
+  rotation?: number
+  /** EXIF orientation (images, 1-8). */
+  orientation?: number
+  /** Frames (animated images). */
+  pages?: number
+  hasAlpha?: boolean
+}
+
 export interface JobResults {
   thumbnail: ImageResult
   resize: ImageResult
   perceptual: PerceptualResult
+  info: MediaInfo
 }
 
 export type JobOutcome<T = JobResults[keyof JobResults]> =

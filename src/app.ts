@@ -22,6 +22,7 @@ import sources from './plugins/sources.ts'
 import tempFiles from './plugins/temp-files.ts'
 import hashRoutes from './routes/hash.ts'
 import healthRoutes from './routes/health.ts'
+import infoRoutes from './routes/info.ts'
 import resizeRoutes from './routes/resize.ts'
 import signedUrlRoutes from './routes/signed-url.ts'
 import thumbnailRoutes from './routes/thumbnail.ts'
@@ -78,6 +79,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
     await api.register(thumbnailRoutes)
     await api.register(resizeRoutes)
     await api.register(hashRoutes)
+    await api.register(infoRoutes)
   }, { prefix: '/api' })
   // Signed GET URLs: the signature is the credential; the same gates, and no body.
   await fastify.register(async (signed) => {

@@ -51,6 +51,7 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     path,
     demuxer: media.demuxer,
     seekSeconds,
+    keyframe: options.seek === 'keyframe',
     bestOf: options.best ? bestOfFrames(coverBox) : 0,
     threads: ctx.settings.ffmpegThreads,
     maxPixels: ctx.settings.maxInputPixels,

@@ -17,7 +17,8 @@ export const ImageQuery = {
 
 export const VideoQuery = {
   at: Type.Optional(Type.String({ pattern: '^\\d{1,6}(\\.\\d{1,3})?%?$', description: 'video frame position: seconds (12.5) or percent of the duration (10%); default 1 s' })),
-  frame: Type.Optional(Type.Enum(['exact', 'best'], { description: 'best: the most representative frame near `at`' }))
+  frame: Type.Optional(Type.Enum(['exact', 'best'], { description: 'best: the most representative frame near `at`' })),
+  seek: Type.Optional(Type.Enum(['exact', 'keyframe'], { description: 'keyframe: the nearest keyframe at or before `at`, without decoding up to it (fast on long-GOP video); default exact' }))
 }
 
 const GRAVITIES = ['centre', 'center', 'north', 'northeast', 'east', 'southeast', 'south', 'southwest', 'west', 'northwest'] as const
@@ -80,7 +81,7 @@ export function videoOptions (query: VideoQueryValue): VideoOptions {
       at = { seconds: value }
     }
   }
-  return { at, best: query.frame === 'best' }
+  return { at, best: query.frame === 'best', ...(query.seek === undefined ? {} : { seek: query.seek }) }
 }
 
 export function digestAlgorithms (list: string | undefined): DigestAlgorithm[] {

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { jobSource } from '../plugins/sources.ts'
+import { jobRoute } from './schemas.ts'
+
+const Options = Type.Object({}, { additionalProperties: false })
+
+const InfoReply = Type.Object({
+  kind: Type.Enum(['image', 'video']),
+  format: Type.String({ description: 'sniffed from the bytes: jpeg, png, webp, gif, avif, heic, mp4, mov, webm, mkv, avi' }),
+  mime: Type.String(),
+  size: Type.Integer({ description: 'bytes' }),
+  container: Type.Optional(Type.String({ description: 'videos: the demuxer\'s name for the container' })),
+  codec: Type.Optional(Type.String({ description: 'the video codec, or the image\'s coding' })),
+  width: Type.Integer({ description: 'as displayed: after EXIF orientation or the video\'s rotation' }),
+  height: Type.Integer(),
+  duration: Type.Optional(Type.Number({ description: 'seconds (videos)' })),
+  frameRate: Type.Optional(Type.Number({ description: 'frames per second (videos)' })),
+  audio: Type.Optional(Type.Union([Type.Object({ codec: Type.String() }), Type.Null()], { description: 'videos: the first audio stream, or null' })),
+  rotation: Type.Optional(Type.Integer({ description: 'videos: degrees clockwise the picture is turned for display' })),
+  orientation: Type.Optional(Type.Integer({ description: 'images: EXIF orientation, 1-8' })),
+  pages: Type.Optional(Type.Integer({ description: 'images: frames of an animation' })),
+  hasAlpha: Type.Optional(Type.Boolean())
+})
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/info', jobRoute('info', {
+    summary: 'What a source is, without decoding a pixel',
+    description: 'Kind, format, container, codecs, display size (after rotation), duration, frame rate, audio, orientation: for deciding what to ask for. Same sources and limits as every job route.',
+    options: Options,
+    ok: InfoReply
+  }), async (request, reply) => {
+    const { source } = await app.sources.take(request, reply, Options)
+    const job = jobSource(source)
+    if (job.media.kind === 'video') app.mediaTools.assertVideo()
+    const { value } = await app.jobs.run({ kind: 'info', source: job }, request.jobOptions)
+    return reply.send({ ...value, mime: job.media.mime, size: source.size })
+  })
+}
+
+export default routes

@@ -1,0 +1,84 @@
+// /api/info: what a source is, read from its headers without decoding a pixel: for images sharp's header
+// pass (HEIC included: sharp's HEIF loader reads the container though it cannot decode HEVC), for videos one
+// ffprobe run, in the sandbox, with the details a client needs to decide what to ask for.
+import sharp from 'sharp'
+import { JobError } from '../contract/job-error.ts'
+import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
+import { probeArgs } from './ffmpeg-args.ts'
+import { classify } from './image.ts'
+import { runTool } from './tools/index.ts'
+
+const PROBE_OUTPUT_BYTES = 256 * 1024
+
+export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
+  const { ref, media } = task.source
+  if (media.kind === 'video') {
+    if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
+    return videoInfo(ref.path, media.format, media.demuxer, ctx)
+  }
+  try {
+    const meta = await sharp(ref.location === 'memory' ? ref.bytes : ref.path, { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
+    const [w, h] = [meta.width ?? 0, meta.height ?? 0]
+    const turned = (meta.orientation ?? 1) >= 5
+    return {
+      kind: 'image',
+      format: media.format,
+      codec: meta.format,
+      width: turned ? h : w,
+      height: turned ? w : h,
+      ...(meta.orientation === undefined ? {} : { orientation: meta.orientation }),
+      ...(meta.pages === undefined ? {} : { pages: meta.pages }),
+      hasAlpha: meta.hasAlpha ?? false
+    }
+  } catch (err) {
+    throw classify(err)
+  }
+}
+
+interface Probe {
+  format?: { duration?: string, format_name?: string }
+  streams?: Array<{ codec_type?: string, codec_name?: string, width?: number, height?: number, duration?: string, avg_frame_rate?: string, r_frame_rate?: string, side_data_list?: Array<{ rotation?: number }> }>
+}
+
+async function videoInfo (path: string, format: string, demuxer: Parameters<typeof probeArgs>[1], ctx: JobContext): Promise<MediaInfo> {
+  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, demuxer, true), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path] })
+  let probe: Probe
+  try {
+    probe = JSON.parse(stdout.toString('utf8')) as Probe
+  } catch {
+    throw new JobError('MEDIA_UNREADABLE', 'the container could not be read')
+  }
+  const video = probe.streams?.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0)
+  if (video === undefined) throw new JobError('MEDIA_UNREADABLE', 'no video stream')
+  const audio = probe.streams?.find(s => s.codec_type === 'audio')
+  // ffprobe's display-matrix rotation is counter-clockwise: 90 shows the picture turned a quarter to the left,
+  // as ffmpeg's own autorotate does (checked frame by frame), so 270 clockwise.
+  const turn = video.side_data_list?.find(d => d.rotation !== undefined)?.rotation ?? 0
+  const rotation = ((Math.round(-turn / 90) * 90) % 360 + 360) % 360
+  const sideways = rotation === 90 || rotation === 270
+  const duration = positive(probe.format?.duration) ?? positive(video.duration)
+  const frameRate = rate(video.avg_frame_rate) ?? rate(video.r_frame_rate)
+  return {
+    kind: 'video',
+    format,
+    ...(probe.format?.format_name === undefined ? {} : { container: probe.format.format_name }),
+    codec: video.codec_name ?? 'unknown',
+    width: sideways ? video.height! : video.width!,
+    height: sideways ? video.width! : video.height!,
+    ...(duration === undefined ? {} : { duration }),
+    ...(frameRate === undefined ? {} : { frameRate }),
+    audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
+    rotation
+  }
+}
+
+function positive (value: string | undefined): number | undefined {
+  const n = Number(value)
+  return Number.isFinite(n) && n > 0 ? n : undefined
+}
+
+/** "30000/1001" -> 29.97 */
+function rate (value: string | undefined): number | undefined {
+  const [n, d] = (value ?? '').split('/').map(Number)
+  return n !== undefined && d !== undefined && n > 0 && d > 0 ? Math.round((n / d) * 1000) / 1000 : undefined
+}
