@@ -36,13 +36,13 @@ const HashReply = Type.Object({
 /** A refusal of the perceptual job that is about the media: reported in the reply rather than as an error. */
 const refusesMedia = (err: unknown): err is ThumbdError => err instanceof ThumbdError && (ERROR_TABLE[codeOf(err)] as ErrorSpec).media === true
 
+const DOC = {
+  summary: 'Digests of the source bytes, plus perceptual hash and ThumbHash placeholder of images and videos',
+  description: 'Any bytes get digests; perceptual fields are null (with perceptualSkipped saying why) for bytes that are no decodable image or video.'
+}
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/hash', jobRoute('perceptual', {
-    summary: 'Digests of the source bytes, plus perceptual hash and ThumbHash placeholder of images and videos',
-    description: 'Any bytes get digests; perceptual fields are null (with perceptualSkipped saying why) for bytes that are no decodable image or video.',
-    options: Options,
-    ok: HashReply
-  }), async (request, reply) => {
+  app.post('/hash', jobRoute('perceptual', { ...DOC, options: Options, ok: HashReply }), async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options, {
       algorithms: options => digestAlgorithms(options.algorithms),
       anyBytes: true

@@ -23,13 +23,13 @@ const InfoReply = Type.Object({
   hasAlpha: Type.Optional(Type.Boolean())
 })
 
+const DOC = {
+  summary: 'What a source is, without decoding a pixel',
+  description: 'Kind, format, container, codecs, display size (after rotation), duration, frame rate, audio, orientation: for deciding what to ask for. Same sources and limits as every job route.'
+}
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/info', jobRoute('info', {
-    summary: 'What a source is, without decoding a pixel',
-    description: 'Kind, format, container, codecs, display size (after rotation), duration, frame rate, audio, orientation: for deciding what to ask for. Same sources and limits as every job route.',
-    options: Options,
-    ok: InfoReply
-  }), async (request, reply) => {
+  app.post('/info', jobRoute('info', { ...DOC, options: Options, ok: InfoReply }), async (request, reply) => {
     const { source } = await app.sources.take(request, reply, Options)
     const job = jobSource(source)
     if (job.media.kind === 'video') app.mediaTools.assertVideo()

@@ -8,13 +8,13 @@ import { IMAGE_REPLY, jobRoute } from './schemas.ts'
 
 const Options = Type.Object(ResizeQuery, { additionalProperties: false })
 
+const DOC = {
+  summary: 'Resize or convert an image',
+  description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented and metadata stripped; an sRGB profile is dropped, another RGB profile (Display P3) kept on the output, CMYK and grey converted to sRGB. Animated GIF/WebP: first frame.'
+}
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/resize', jobRoute('resize', {
-    summary: 'Resize or convert an image',
-    description: 'Fit, crop (gravity or smart crop), convert and re-encode. Always auto-oriented and metadata stripped; an sRGB profile is dropped, another RGB profile (Display P3) kept on the output, CMYK and grey converted to sRGB. Animated GIF/WebP: first frame.',
-    options: Options,
-    ok: IMAGE_REPLY
-  }), async (request, reply) => {
+  app.post('/resize', jobRoute('resize', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const job = jobSource(source)
     if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')

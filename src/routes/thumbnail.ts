@@ -9,13 +9,13 @@ import { answerWithImage } from './image-reply.ts'
 const DEFAULTS = { width: 320, format: 'jpeg' } as const
 const Options = Type.Object({ ...ImageQuery, ...VideoQuery }, { additionalProperties: false })
 
+const DOC = {
+  summary: 'Thumbnail of an image or of a video frame',
+  description: 'Default: 320 px wide JPEG. Images are auto-oriented and stripped of metadata; for videos, options `at` and `frame` pick the frame.'
+}
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/thumbnail', jobRoute('thumbnail', {
-    summary: 'Thumbnail of an image or of a video frame',
-    description: 'Default: 320 px wide JPEG. Images are auto-oriented and stripped of metadata; for videos, options `at` and `frame` pick the frame.',
-    options: Options,
-    ok: IMAGE_REPLY
-  }), async (request, reply) => {
+  app.post('/thumbnail', jobRoute('thumbnail', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
     const { source, options } = await app.sources.take(request, reply, Options)
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
