@@ -1,0 +1,132 @@
+// imgproxy's processing options, one handler each, read into a draft of thumbd's options (parse.ts puts the
+// layers together). The tables say what thumbd honours; imgproxy's other option names are refused by name.
+import type { Fit, Position } from '../../contract/types.ts'
+import { MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
+
+export class UrlOptionError extends Error {
+  override name = 'UrlOptionError'
+}
+
+export type UrlFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'auto'
+
+export interface ThumbdUrlOptions {
+  /** undefined: auto (imgproxy's 0), from the other side and the source's aspect ratio. */
+  width?: number
+  height?: number
+  fit: Fit
+  /** rs:auto with both sides: imgproxy picks fill or fit from the source's orientation; see resolveFit. */
+  autoFit?: true
+  position?: Position
+  withoutEnlargement: boolean
+  /** undefined: thumbd's default (imgproxy's q:0 means the same). */
+  quality?: number
+  /** undefined: the route's default; 'auto' picks from Accept. */
+  format?: UrlFormat
+  /** rrggbb: lower case, no '#'. */
+  background?: string
+  /** As thumbd's `at` takes it: seconds ("12.5") or percent ("10%"). */
+  at?: string
+  frame?: 'exact' | 'best'
+  cacheBuster?: string
+}
+
+// imgproxy's resizing types. auto: see resolveFit. fill-down only differs from fill when the source is
+// smaller than the box and enlarging is off (imgproxy crops to the box's aspect ratio, sharp's cover
+// returns the source as is); thumbd takes sharp's behaviour rather than emulate it.
+export const FITS: Record<string, Fit> = { fit: 'inside', fill: 'cover', 'fill-down': 'cover', force: 'fill', auto: 'inside' }
+export const GRAVITIES: Record<string, Position> = { ce: 'centre', no: 'north', so: 'south', ea: 'east', we: 'west', noea: 'northeast', nowe: 'northwest', soea: 'southeast', sowe: 'southwest', sm: 'attention' }
+export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', auto: 'auto' }
+// Go's strconv.ParseBool; a value outside it is an error here (imgproxy warns and reads false).
+export const BOOLS: Record<string, boolean> = Object.fromEntries(['1', 't', 'T', 'true', 'TRUE', 'True', '0', 'f', 'F', 'false', 'FALSE', 'False'].map((v, i) => [v, i < 6]))
+
+/** What the options say, before defaults: type is imgproxy's resizing type, background null unsets. */
+export type Draft = Omit<ThumbdUrlOptions, 'fit' | 'autoFit' | 'withoutEnlargement' | 'background'> & { type?: string, enlarge?: boolean, background?: string | null }
+export type Put = <K extends keyof Draft>(field: K, value: Draft[K]) => void
+export type Handler = (args: string[], put: Put, name: string) => void
+
+export function fail (name: string, why: string): never {
+  throw new UrlOptionError(`option "${name}": ${why}`)
+}
+export const has = (table: object, key: string) => Object.hasOwn(table, key)
+export function one (name: string, args: string[], max = 1): string {
+  if (args.length > max) fail(name, `takes at most ${max} argument${max > 1 ? 's' : ''}`)
+  return args[0]!
+}
+export function pick<T> (name: string, table: Record<string, T>, value: string, what: string): T {
+  return has(table, value) ? table[value]! : fail(name, `${what} "${value}" is not supported (${Object.keys(table).join(', ')})`)
+}
+export function resizingType (name: string, value: string): string {
+  pick(name, FITS, value, 'resizing type')
+  return value
+}
+export function side (name: string, value: string): number {
+  return /^\d{1,5}$/.test(value) && Number(value) <= MAX_OUTPUT_SIDE ? Number(value) : fail(name, `"${value}" is not a size from 0 (auto) to ${MAX_OUTPUT_SIDE}`)
+}
+/** size's arguments: width:height:enlarge:extend...; empty ones leave the setting alone, as in imgproxy. */
+export function size (name: string, [width, height, enlarge, extend]: string[], put: Put): void {
+  if (width) put('width', side(name, width))
+  if (height) put('height', side(name, height))
+  if (enlarge) put('enlarge', bool(name, enlarge))
+  if (extend && bool(name, extend)) fail(name, 'extend is not supported')
+}
+export function bool (name: string, value: string): boolean {
+  return has(BOOLS, value) ? BOOLS[value]! : fail(name, `"${value}" is not a boolean (1 or 0)`)
+}
+export function seconds (name: string, value: string, percent: boolean): string {
+  const match = /^(\d{1,6}(?:\.\d{1,3})?)(p?)$/.exec(value)
+  if (match === null || (match[2] && !percent)) fail(name, `"${value}" is not ${percent ? 'seconds (12.5) or a percentage (10p)' : 'seconds (12.5)'}`)
+  if (match[2] && Number(match[1]) > 100) fail(name, `"${value}" is over 100%`)
+  return `${Number(match[1])}${match[2] ? '%' : ''}`
+}
+
+export const HANDLERS = new Map<string, Handler>(Object.entries({
+  resize: (args, put, name) => {
+    one(name, args, 8)
+    if (args[0]) put('type', resizingType(name, args[0]))
+    size(name, args.slice(1), put)
+  },
+  size: (args, put, name) => {
+    one(name, args, 7)
+    size(name, args, put)
+  },
+  resizing_type: (args, put, name) => put('type', resizingType(name, one(name, args))),
+  width: (args, put, name) => put('width', side(name, one(name, args))),
+  height: (args, put, name) => put('height', side(name, one(name, args))),
+  enlarge: (args, put, name) => put('enlarge', bool(name, one(name, args))),
+  gravity: (args, put, name) => {
+    if (args[0] === 'fp') fail(name, 'focus-point gravity (fp) is not supported')
+    const position = pick(name, GRAVITIES, args[0]!, 'gravity')
+    one(name, args, args[0] === 'sm' ? 1 : 3)
+    // x/y offsets move the crop by pixels: sharp has no such thing, so only 0 (no offset) is taken.
+    if (args.slice(1).some(offset => Number(offset) !== 0)) fail(name, 'gravity offsets are not supported')
+    put('position', position)
+  },
+  quality: (args, put, name) => {
+    const value = one(name, args)
+    put('quality', /^\d{1,3}$/.test(value) && Number(value) <= 100 ? Number(value) : fail(name, `"${value}" is not a quality from 0 (default) to 100`))
+  },
+  format: (args, put, name) => put('format', pick(name, FORMATS, one(name, args).toLowerCase(), 'format')),
+  background: (args, put, name) => {
+    const [hex, g, b] = args
+    if (args.length === 1 && hex === '') return put('background', null) // imgproxy: unset (e.g. a preset's)
+    if (args.length === 1 && /^([0-9a-f]{3}){1,2}$/i.test(hex!)) return put('background', (hex!.length === 3 ? hex!.replace(/./g, '$&$&') : hex!).toLowerCase())
+    const rgb = [hex, g, b].map(c => /^\d{1,3}$/.test(c ?? '') && Number(c) <= 255 ? Number(c).toString(16).padStart(2, '0') : undefined)
+    if (args.length === 3 && !rgb.includes(undefined)) return put('background', rgb.join(''))
+    fail(name, `"${args.join(':')}" is not a colour (rrggbb, rgb or r:g:b with 0-255)`)
+  },
+  video_thumbnail_second: (args, put, name) => put('at', seconds(name, one(name, args), false)),
+  // thumbd's own: '%' would have to be written %25 in a path, so a percentage is written 10p.
+  at: (args, put, name) => put('at', seconds(name, one(name, args), true)),
+  frame: (args, put, name) => put('frame', pick(name, { exact: 'exact', best: 'best' } as const, one(name, args), 'frame')),
+  // Changes only the URL (and so CDN keys and the ETag), as in imgproxy.
+  cachebuster: (args, put, name) => put('cacheBuster', one(name, args) || undefined)
+} satisfies Record<string, Handler>))
+export const ALIASES = new Map(('rs=resize s=size rt=resizing_type w=width h=height el=enlarge g=gravity q=quality f=format ext=format ' +
+  'bg=background vts=video_thumbnail_second cb=cachebuster pr=preset').split(' ').map(pair => pair.split('=') as [string, string]))
+// imgproxy's other options (open-source edition): named as unsupported rather than unknown.
+export const UNSUPPORTED = new Set(('min-width mw min-height mh zoom z dpr extend ex extend_aspect_ratio extend_ar exar crop c trim t ' +
+  'padding pd auto_rotate ar rotate rot flip fl blur bl sharpen sh pixelate pix watermark wm strip_metadata sm keep_copyright kcr ' +
+  'strip_color_profile scp preserve_hdr ph enforce_thumbnail eth format_quality fq max_bytes mb skip_processing skp raw expires exp ' +
+  'filename fn return_attachment att max_src_resolution msr max_src_file_size msfs max_animation_frames maf ' +
+  'max_animation_frame_resolution mafr max_result_dimension mrd').split(' '))
+export const canonical = (name: string) => ALIASES.get(name) ?? name
