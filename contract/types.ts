@@ -69,7 +69,20 @@ export interface InfoTask {
   source: JobSource
 }
 
-export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask
+/** A sprite sheet of video frames for a player's scrub previews, and their times. */
+export interface StoryboardTask {
+  kind: 'storyboard'
+  source: JobSource
+  /** Seconds between tiles, or how many tiles over the whole video (one of the two). */
+  interval?: number
+  count?: number
+  columns: number
+  tileWidth: number
+  format: 'jpeg' | 'webp'
+  quality: number
+}
+
+export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask | StoryboardTask
 
 /** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
 export interface JobSettings {
@@ -135,6 +148,19 @@ export interface PerceptualResult {
   height: number
 }
 
+export interface StoryboardResult {
+  sprite: Uint8Array
+  format: 'jpeg' | 'webp'
+  width: number
+  height: number
+  columns: number
+  rows: number
+  tileWidth: number
+  tileHeight: number
+  /** Each tile's time span (seconds) and its top-left corner in the sprite. */
+  tiles: Array<{ start: number, end: number, x: number, y: number }>
+}
+
 /** What each kind of job answers. */
 /** /api/info's answer. Sizes are as displayed: after EXIF orientation or the video's rotation. */
 export interface MediaInfo {
@@ -165,6 +191,7 @@ export interface JobResults {
   resize: ImageResult
   perceptual: PerceptualResult
   info: MediaInfo
+  storyboard: StoryboardResult
 }
 
 export type JobOutcome<T = JobResults[keyof JobResults]> =

@@ -25,6 +25,7 @@ import healthRoutes from './routes/health.ts'
 import infoRoutes from './routes/info.ts'
 import resizeRoutes from './routes/resize.ts'
 import signedUrlRoutes from './routes/signed-url.ts'
+import storyboardRoutes from './routes/storyboard.ts'
 import thumbnailRoutes from './routes/thumbnail.ts'
 
 export function serverOptions (config: Config, logStream?: Writable): FastifyServerOptions {
@@ -80,6 +81,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
     await api.register(resizeRoutes)
     await api.register(hashRoutes)
     await api.register(infoRoutes)
+    await api.register(storyboardRoutes)
   }, { prefix: '/api' })
   // Signed GET URLs: the signature is the credential; the same gates, and no body.
   await fastify.register(async (signed) => {

@@ -1,0 +1,54 @@
+// Storyboards: N frames of a video, at a fixed interval or a fixed count, as one sprite sheet, for a player's
+// scrub previews. One seek per tile, never a decode of the whole video: a 1-hour video costs what 60 frame
+// grabs cost. Where tiles are at least KEYFRAME_INTERVAL apart each takes the keyframe at or before its
+// time (no decoding up to it); closer tiles take the exact frame, as keyframes would repeat.
+import sharp, { type OverlayOptions } from 'sharp'
+import { JobError } from '../contract/job-error.ts'
+import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/types.ts'
+import { classify } from './image.ts'
+import { grabFrame, probeVideo } from './video.ts'
+
+/** The most tiles a sprite holds; storyboard requests are bounded by it and by the job's deadline. */
+export const MAX_TILES = 200
+const KEYFRAME_INTERVAL = 2
+
+export async function storyboard (task: StoryboardTask, ctx: JobContext): Promise<StoryboardResult> {
+  const { ref, media } = task.source
+  if (media.kind !== 'video') throw new JobError('UNSUPPORTED_MEDIA', 'storyboards are made of videos')
+  if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
+  const { duration } = await probeVideo(ref.path, media, ctx)
+  if (duration === undefined) throw new JobError('MEDIA_UNREADABLE', 'the video does not say how long it is')
+  const interval = task.interval ?? duration / task.count!
+  const count = Math.min(MAX_TILES, Math.max(1, Math.ceil(duration / interval)))
+  if (task.interval !== undefined && duration / task.interval > MAX_TILES) {
+    throw new JobError('BAD_OPTIONS', `an interval of ${task.interval} s makes ${Math.ceil(duration / task.interval)} tiles; at most ${MAX_TILES}`)
+  }
+  const tileWidth = task.tileWidth
+  const seek = interval >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
+  const tiles: StoryboardResult['tiles'] = []
+  const pieces: OverlayOptions[] = []
+  let tileHeight = 0
+  try {
+    for (let i = 0; i < count; i++) {
+      ctx.signal.throwIfAborted()
+      const start = i * interval
+      const frame = await grabFrame(ref.path, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, ctx, { width: tileWidth })
+      // From the first frame as displayed (ffmpeg applies the rotation); even, for the encoders.
+      tileHeight ||= Math.max(2, Math.round((tileWidth * frame.height) / frame.width / 2) * 2)
+      const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
+        .resize(tileWidth, tileHeight, { fit: 'cover' }).raw().toBuffer()
+      const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]
+      pieces.push({ input: tile, raw: { width: tileWidth, height: tileHeight, channels: 3 }, left: x, top: y })
+      tiles.push({ start: round(start), end: round(Math.min(duration, start + interval)), x, y })
+    }
+    const columns = Math.min(task.columns, count)
+    const rows = Math.ceil(count / task.columns)
+    const sprite = await sharp({ create: { width: columns * tileWidth, height: rows * tileHeight, channels: 3, background: '#000000' } })
+      .composite(pieces).toFormat(task.format, { quality: task.quality }).toBuffer()
+    return { sprite, format: task.format, width: columns * tileWidth, height: rows * tileHeight, columns, rows, tileWidth, tileHeight, tiles }
+  } catch (err) {
+    throw classify(err)
+  }
+}
+
+const round = (seconds: number) => Math.round(seconds * 1000) / 1000
