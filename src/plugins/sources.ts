@@ -36,7 +36,7 @@ declare module 'fastify' {
       /** The request's source, spooled; its temp file is removed when the reply ends, whatever happened. */
       take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, takeOptions?: TakeOptions<T>): Promise<Taken<T>>
       /** A URL source fetched and spooled for work that no one request owns (signed GET URLs): the caller disposes it. */
-      fetchUrl (url: string, signal: AbortSignal): Promise<SpooledSource>
+      fetchUrl (url: string, signal?: AbortSignal): Promise<SpooledSource>
     }
   }
 }
@@ -68,16 +68,15 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 
   async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, { algorithms, anyBytes }: TakeOptions<T> = {}): Promise<Taken<T>> {
     const query = request.query as Record<string, unknown>
-    let stream: Readable
-    let options: Record<string, unknown> = query
-    let fetchSignal: AbortSignal | undefined
-    let declared: number | undefined
+    const digesting = (options: Record<string, unknown>) => ({ algorithms: algorithms?.(options as Static<T>), anyBytes })
+    let options: Record<string, unknown>
+    let source: SpooledSource
     let trailingParts: (() => Promise<void>) | undefined
     if (request.isMultipart()) {
       const parts = request.parts()
       const { fields, file } = await leadingFieldsAndFile(parts, request.bodyTooSlow)
       options = validate(request, optionsSchema, { ...query, ...fields })
-      stream = file.file
+      source = await spoolWithLimits(file.file, { ...digesting(options), signal: request.bodyTooSlow })
       // Fields after the file would apply or not depending on how far parsing got: always refused.
       trailingParts = async () => {
         if (!(await parts.next()).done) throw new errors.BadOptions('option fields must come before the file part')
@@ -85,21 +84,14 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     } else if (isUrlBody(request.body)) {
       const { url, ...rest } = request.body
       options = { ...query, ...rest }
-      fetchSignal = AbortSignal.any([AbortSignal.timeout(config.fetchTimeoutMs), request.clientGone])
-      stream = (await fetcher.fetchSource(url, fetchSignal)).body
+      source = await fetchUrl(url, request.clientGone, digesting(options))
     } else {
-      declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length'])
+      const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length'])
       if (declared !== undefined && declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
       const body = request.body as Readable | undefined
       if (body === undefined || typeof body.pipe !== 'function') throw new errors.UnsupportedMedia('send the media as the request body, a multipart "file" part, or JSON {"url": ...}')
-      stream = body
-    }
-    let source: SpooledSource
-    try {
-      source = await spoolWithLimits(stream, { declaredBytes: declared, algorithms: algorithms?.(options as Static<T>), anyBytes, signal: request.bodyTooSlow })
-    } catch (err) {
-      // A fetched body can also fail mid-stream: reset, timeout, length mismatch.
-      throw fetchSignal === undefined ? err : fetchError(err, fetchSignal)
+      options = query
+      source = await spoolWithLimits(body, { ...digesting(options), declaredBytes: declared, signal: request.bodyTooSlow })
     }
     request.spooled = source
     await trailingParts?.()
@@ -114,10 +106,12 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return spool(stream, { ...limits, maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir, runDigestTask: app.runDigestTask })
   }
 
-  async function fetchUrl (url: string, signal: AbortSignal): Promise<SpooledSource> {
-    const fetchSignal = AbortSignal.any([AbortSignal.timeout(config.fetchTimeoutMs), signal])
+  /** Fetched within FETCH_TIMEOUT_MS (or until `signal` aborts); a failure mid-body (reset, length mismatch) is a fetch failure too. */
+  async function fetchUrl (url: string, signal?: AbortSignal, digests: Pick<SpoolLimits, 'algorithms' | 'anyBytes'> = {}): Promise<SpooledSource> {
+    const timeout = AbortSignal.timeout(config.fetchTimeoutMs)
+    const fetchSignal = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
     try {
-      return await spoolWithLimits((await fetcher.fetchSource(url, fetchSignal)).body, {})
+      return await spoolWithLimits((await fetcher.fetchSource(url, fetchSignal)).body, digests)
     } catch (err) {
       throw fetchError(err, fetchSignal)
     }

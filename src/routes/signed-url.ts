@@ -68,7 +68,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const key = `${path}\n${format ?? ''}`
     const video = videoOptions({ at: options.at, frame: options.frame })
     return shared.withShared(key, async () => {
-      const fetched = await app.sources.fetchUrl(source, AbortSignal.timeout(config.fetchTimeoutMs))
+      const fetched = await app.sources.fetchUrl(source)
       return { source: fetched, etag: entityTag(fetched.sha256, 'url', { ...normalisedOptions(options), format }) }
     }, ({ source: fetched }) => {
       const job = jobSource(fetched)
