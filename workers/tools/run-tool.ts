@@ -53,6 +53,9 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
     const kept: string[] = []
     /** The start of the line being received (only what keepLines needs). */
     let line = ''
+    const keep = (text: string) => {
+      if (keepLines !== undefined && kept.length < MAX_KEPT_LINES && keepLines.test(text)) kept.push(text.slice(0, MAX_KEPT_LINE_CHARS))
+    }
     let failure: unknown
     let killTimer: NodeJS.Timeout | undefined
 
@@ -75,7 +78,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       if (keepLines === undefined) return
       const lines = (line + text).split('\n')
       line = lines.pop()!.slice(0, MAX_KEPT_LINE_CHARS)
-      for (const full of lines) if (kept.length < MAX_KEPT_LINES && keepLines.test(full)) kept.push(full.slice(0, MAX_KEPT_LINE_CHARS))
+      for (const full of lines) keep(full)
     })
     child.on('error', (err: NodeJS.ErrnoException) => {
       failure ??= err.code === 'ENOENT'
@@ -92,7 +95,7 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       else if (code !== 0 && !anyExitCode) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
       else {
         // The last line, if it had no newline.
-        if (keepLines?.test(line) === true && kept.length < MAX_KEPT_LINES) kept.push(line)
+        keep(line)
         resolve({ code: code ?? -1, stdout: Buffer.concat(chunks), kept: kept.join('\n'), stderr })
       }
     })
