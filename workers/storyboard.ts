@@ -19,10 +19,9 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   const { duration } = await probeVideo(ref.path, media, ctx)
   if (duration === undefined) throw new JobError('MEDIA_UNREADABLE', 'the video does not say how long it is')
   const interval = task.interval ?? duration / task.count!
-  const count = Math.min(MAX_TILES, Math.max(1, Math.ceil(duration / interval)))
-  if (task.interval !== undefined && duration / task.interval > MAX_TILES) {
-    throw new JobError('BAD_OPTIONS', `an interval of ${task.interval} s makes ${Math.ceil(duration / task.interval)} tiles; at most ${MAX_TILES}`)
-  }
+  // A count is taken as given (duration / (duration / n) may round up past n); an interval's count is bounded here.
+  const count = task.count ?? Math.max(1, Math.ceil(duration / interval))
+  if (count > MAX_TILES) throw new JobError('BAD_OPTIONS', `an interval of ${interval} s makes ${count} tiles; at most ${MAX_TILES}`)
   const tileWidth = task.tileWidth
   const seek = interval >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
   const tiles: StoryboardResult['tiles'] = []
