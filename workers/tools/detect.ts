@@ -1,5 +1,6 @@
-// What this host offers for running tools, found once at start by the main thread: the tools' versions,
-// util-linux's prlimit/setpriv for the sandbox, and whether the zygote loads into both tools.
+// What this host offers for running tools, found once at start by the main thread: the tools' versions, the
+// decoder sandbox this kernel gives (thumbd-sandbox-exec --report; util-linux's prlimit/setpriv where it is
+// not built), whether the zygote loads into both tools, and whether heif-decode runs.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
