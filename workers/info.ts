@@ -4,17 +4,14 @@
 import sharp from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
-import { probeArgs } from './ffmpeg-args.ts'
 import { classify } from './image.ts'
-import { runTool } from './tools/index.ts'
-
-const PROBE_OUTPUT_BYTES = 256 * 1024
+import { probeWithLimits } from './video.ts'
 
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
   const { ref, media } = task.source
   if (media.kind === 'video') {
     if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
-    return videoInfo(ref.path, media.format, media.demuxer, ctx)
+    return videoInfo(ref.path, media.format, media, ctx)
   }
   try {
     const meta = await sharp(ref.location === 'memory' ? ref.bytes : ref.path, { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
@@ -35,46 +32,29 @@ export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo>
   }
 }
 
-interface Probe {
-  format?: { duration?: string, format_name?: string }
-  streams?: Array<{ codec_type?: string, codec_name?: string, width?: number, height?: number, duration?: string, avg_frame_rate?: string, r_frame_rate?: string, side_data_list?: Array<{ rotation?: number }> }>
-}
-
-async function videoInfo (path: string, format: string, demuxer: Parameters<typeof probeArgs>[1], ctx: JobContext): Promise<MediaInfo> {
-  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, demuxer, true), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path] })
-  let probe: Probe
-  try {
-    probe = JSON.parse(stdout.toString('utf8')) as Probe
-  } catch {
-    throw new JobError('MEDIA_UNREADABLE', 'the container could not be read')
-  }
-  const video = probe.streams?.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0)
-  if (video === undefined) throw new JobError('MEDIA_UNREADABLE', 'no video stream')
+async function videoInfo (path: string, format: string, media: Parameters<typeof probeWithLimits>[1], ctx: JobContext): Promise<MediaInfo> {
+  // The same limits as every video job (duration, frame size, streams), from the same one run.
+  const { probe, info } = await probeWithLimits(path, media, ctx, true)
+  const video = probe.streams!.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0)!
   const audio = probe.streams?.find(s => s.codec_type === 'audio')
   // ffprobe's display-matrix rotation is counter-clockwise: 90 shows the picture turned a quarter to the left,
   // as ffmpeg's own autorotate does (checked frame by frame), so 270 clockwise.
   const turn = video.side_data_list?.find(d => d.rotation !== undefined)?.rotation ?? 0
   const rotation = ((Math.round(-turn / 90) * 90) % 360 + 360) % 360
   const sideways = rotation === 90 || rotation === 270
-  const duration = positive(probe.format?.duration) ?? positive(video.duration)
   const frameRate = rate(video.avg_frame_rate) ?? rate(video.r_frame_rate)
   return {
     kind: 'video',
     format,
     ...(probe.format?.format_name === undefined ? {} : { container: probe.format.format_name }),
     codec: video.codec_name ?? 'unknown',
-    width: sideways ? video.height! : video.width!,
-    height: sideways ? video.width! : video.height!,
-    ...(duration === undefined ? {} : { duration }),
+    width: sideways ? info.height : info.width,
+    height: sideways ? info.width : info.height,
+    ...(info.duration === undefined ? {} : { duration: info.duration }),
     ...(frameRate === undefined ? {} : { frameRate }),
     audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
     rotation
   }
-}
-
-function positive (value: string | undefined): number | undefined {
-  const n = Number(value)
-  return Number.isFinite(n) && n > 0 ? n : undefined
 }
 
 /** "30000/1001" -> 29.97 */

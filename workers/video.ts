@@ -109,13 +109,30 @@ function checkLimits ({ duration, width, height, streams }: VideoInfo, ctx: JobC
   }
 }
 
-interface ProbeJson {
-  format?: { duration?: string, nb_streams?: number }
-  streams?: Array<{ codec_type?: string, width?: number, height?: number, duration?: string }>
+/** A stream as ffprobe reports it; codec_name and the fields after duration only with probeArgs' details. */
+interface ProbeStream {
+  codec_type?: string
+  codec_name?: string
+  width?: number
+  height?: number
+  duration?: string
+  avg_frame_rate?: string
+  r_frame_rate?: string
+  side_data_list?: Array<{ rotation?: number }>
+}
+
+export interface ProbeJson {
+  format?: { duration?: string, nb_streams?: number, format_name?: string }
+  streams?: ProbeStream[]
 }
 
 export async function probeVideo (path: string, media: VideoMedia, ctx: JobContext): Promise<VideoInfo> {
-  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path] })
+  return (await probeWithLimits(path, media, ctx)).info
+}
+
+/** One ffprobe run, in the sandbox, and the limits checked on what it found; `details` for /api/info. */
+export async function probeWithLimits (path: string, media: VideoMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
+  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer, details), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path] })
   let probe: ProbeJson
   try {
     probe = JSON.parse(stdout.toString('utf8')) as ProbeJson
@@ -132,7 +149,7 @@ export async function probeVideo (path: string, media: VideoMedia, ctx: JobConte
   }
   checkLimits(info, ctx)
   if (video === undefined) throw new JobError('MEDIA_UNREADABLE', 'no decodable video stream')
-  return info
+  return { probe, info }
 }
 
 /** Seconds to seek to, kept inside the video so a frame exists there. */
@@ -143,7 +160,7 @@ export function seekPoint (at: FramePosition, duration: number | undefined): num
   return Math.min(wanted, Math.max(0, duration - 0.1))
 }
 
-function positive (value: string | undefined): number | undefined {
+export function positive (value: string | undefined): number | undefined {
   const n = Number(value)
   return Number.isFinite(n) && n > 0 ? n : undefined
 }
