@@ -4,12 +4,11 @@
 // time (no decoding up to it); closer tiles take the exact frame, as keyframes would repeat.
 import sharp, { type OverlayOptions } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
+import { MAX_STORYBOARD_TILES as MAX_TILES } from '../contract/limits.ts'
 import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/types.ts'
 import { classify } from './image.ts'
 import { grabFrame, probeVideo } from './video.ts'
 
-/** The most tiles a sprite holds; storyboard requests are bounded by it and by the job's deadline. */
-export const MAX_TILES = 200
 const KEYFRAME_INTERVAL = 2
 
 export async function storyboard (task: StoryboardTask, ctx: JobContext): Promise<StoryboardResult> {

@@ -3,7 +3,7 @@
 import { Type, type Static, type TObject } from 'typebox'
 import { errors } from '../errors.ts'
 import { DIGEST_ALGORITHMS, type DigestAlgorithm } from '../sources/spool.ts'
-import { MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
+import { DEFAULT_QUALITY, MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
 import type { Media } from '../../contract/sniff.ts'
 import type { FramePosition, ImageOptions, OutputFormat, Position, VideoOptions } from '../../contract/types.ts'
 
@@ -48,8 +48,6 @@ export function sameFormat (media: Media | undefined): OutputFormat {
   const format = media?.format
   return format === 'jpeg' || format === 'png' || format === 'webp' || format === 'avif' ? format : format === 'gif' ? 'png' : 'jpeg'
 }
-
-export const DEFAULT_QUALITY = 80
 
 export function imageOptions (query: ImageQueryValue, accept: string | undefined, defaults: ImageDefaults): { options: ImageOptions, negotiated: boolean } {
   const negotiated = query.format === 'auto'

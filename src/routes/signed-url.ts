@@ -11,8 +11,9 @@ import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizeP
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { verifySignature } from '../signed-urls/signature.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
-import { DEFAULT_QUALITY, negotiate, sameFormat, videoOptions } from './options.ts'
+import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
+import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { ImageOptions, OutputFormat } from '../../contract/types.ts'
 
 const PREFIX = '/i/'

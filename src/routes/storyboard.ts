@@ -7,11 +7,8 @@ import { Type } from 'typebox'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { jobRoute } from './schemas.ts'
-import { DEFAULT_QUALITY } from './options.ts'
+import { DEFAULT_QUALITY, MAX_STORYBOARD_TILES as MAX_TILES } from '../../contract/limits.ts'
 import type { StoryboardResult } from '../../contract/types.ts'
-
-/** As workers/storyboard.ts MAX_TILES (not imported: that module loads sharp). */
-const MAX_TILES = 200
 
 const Options = Type.Object({
   interval: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3600, description: 'seconds between tiles (or give count)' })),

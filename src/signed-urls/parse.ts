@@ -2,6 +2,7 @@
 // options. Pure: no Fastify, no I/O, so the route, the sign-url script and the tests share it. Stricter
 // than imgproxy on purpose: an option thumbd cannot honour, a repeated one, or a value imgproxy would
 // quietly read as false is a 400 naming it, never a silently different image.
+import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { Fit } from '../../contract/types.ts'
 import { canonical, FITS, FORMATS, HANDLERS, has, UNSUPPORTED, UrlOptionError, type Draft, type Put, type ThumbdUrlOptions } from './options.ts'
 
@@ -9,8 +10,6 @@ export { UrlOptionError, type ThumbdUrlOptions, type UrlFormat } from './options
 
 /** Longest path taken (after /i/{signature}); longer is refused before any parsing. */
 export const MAX_PATH_LENGTH = 8192
-/** Mirrors DEFAULT_QUALITY in src/routes/options.ts (not imported: that module pulls in Fastify's errors). */
-export const DEFAULT_URL_QUALITY = 80
 
 export interface ParsedPath {
   /** Absolute http(s) URL, as WHATWG URL parsing normalises it. */
@@ -178,7 +177,7 @@ export function resolveFit (options: ThumbdUrlOptions, sourceWidth: number, sour
  * output folded (any fit but fill with one side given; position where nothing is cropped), so equal requests
  * written differently (w:300, s:300:0, rs:fill:300:0) share a tag. It only merges what gives equal bytes.
  */
-export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quality: DEFAULT_URL_QUALITY }): Record<string, unknown> {
+export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quality: DEFAULT_QUALITY }): Record<string, unknown> {
   const oneSide = (options.width === undefined) !== (options.height === undefined)
   const autoFit = options.autoFit === true && !oneSide
   const fit = autoFit ? 'auto' : oneSide && options.fit !== 'fill' ? 'inside' : options.fit
