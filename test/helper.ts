@@ -1,4 +1,5 @@
 // Builds the real app (real pool, real sharp, real ffmpeg) for one test and closes it after.
+import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,6 +34,14 @@ export function leftoverTestTmp (): string[] {
 
 export async function postMedia (app: FastifyInstance, route: string, body: Buffer, contentType = 'application/octet-stream', query = '') {
   return app.inject({ method: 'POST', url: `/api/${route}${query}`, headers: { ...AUTH, 'content-type': contentType }, payload: body })
+}
+
+/** A thumbnail that must succeed: 200, of the image type expected; its bytes. */
+export async function thumbnailOf (app: FastifyInstance, body: Buffer, contentType: string, query = '', imageType = 'image/jpeg'): Promise<Buffer> {
+  const res = await postMedia(app, 'thumbnail', body, contentType, query)
+  assert.equal(res.statusCode, 200, `${query}: ${res.body}`)
+  assert.equal(res.headers['content-type'], imageType, query)
+  return res.rawPayload
 }
 
 export async function decoded (body: Buffer) {

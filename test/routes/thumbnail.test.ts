@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import sharp from 'sharp'
-import { AUTH, build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
+import { AUTH, build, decoded, leftoverTempFiles, postMedia, thumbnailOf } from '../helper.ts'
 import { IMAGES, VIDEOS, media } from '../media.ts'
 
 const FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const
@@ -60,12 +60,10 @@ describe('POST /api/thumbnail', () => {
     const app = await build(t)
     const video = await media('mp4-h264')
     const frameAt = async (at: string) => {
-      const res = await postMedia(app, 'thumbnail', video, 'video/mp4', `?at=${at}&format=png`)
       // Two identical error bodies would also be "the same bytes": each must be a PNG frame.
-      assert.equal(res.statusCode, 200, `at=${at}: ${res.body}`)
-      assert.equal(res.headers['content-type'], 'image/png')
-      assert.equal((await decoded(res.rawPayload)).format, 'png')
-      return res.rawPayload
+      const frame = await thumbnailOf(app, video, 'video/mp4', `?at=${at}&format=png`, 'image/png')
+      assert.equal((await decoded(frame)).format, 'png')
+      return frame
     }
     const early = await frameAt('0')
     const late = await frameAt('1.8')
@@ -78,9 +76,7 @@ describe('POST /api/thumbnail', () => {
     const app = await build(t)
     const video = await media('black-start-mp4')
     const brightness = async (query: string) => {
-      const res = await postMedia(app, 'thumbnail', video, 'video/mp4', query)
-      assert.equal(res.statusCode, 200, `${query}: ${res.body}`)
-      const { channels } = await sharp(res.rawPayload).stats()
+      const { channels } = await sharp(await thumbnailOf(app, video, 'video/mp4', query)).stats()
       return channels.slice(0, 3).reduce((sum, ch) => sum + ch.mean, 0) / 3
     }
     // The clip is black for its first 0.4 s: the exact frame at 0 is black, the best of the frames after it is not.
