@@ -12,8 +12,9 @@
 //   out (stdout): [id u32][type u8][length u32][payload]   1 stdout bytes, 2 stderr bytes,
 //                                                          3 EXIT: code (i32, -1 if killed), signal (i32)
 //                                                          4 ERROR: JSON { code, message }
-//                                                          3 RUN_SANDBOXED: [count u32][count paths, each NUL-terminated]
-//                                                            then argv as for RUN; the tool may read only those paths
+//                                                          3 RUN_SANDBOXED: [port u32][count u32][count paths, each
+//                                                            NUL-terminated] then argv as for RUN; the tool may read only
+//                                                            those paths, and connect to that TCP port only (0: none)
 // Each child gets /dev/null for stdin, pipes for stdout/stderr, and enters the decoder sandbox (sandbox.c:
 // the limits from THUMBD_ZYGOTE_AS and THUMBD_ZYGOTE_CPU as prlimit gives the spawned tools, no
 // capabilities, Landlock, seccomp, SIGKILL should the zygote die). THUMBD_ZYGOTE_REQUIRE: the
@@ -104,7 +105,7 @@ static rlim_t env_number (const char *name) {
 }
 
 /* In the child: become the tool, as prlimit + setpriv + exec would have made it. */
-static void become_tool (int out, int err, int argc, char **argv, const char *const *read_paths) {
+static void become_tool (int out, int err, int argc, char **argv, const char *const *read_paths, unsigned connect_port) {
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
@@ -121,7 +122,7 @@ static void become_tool (int out, int err, int argc, char **argv, const char *co
    * descriptors already open, and /dev is not readable after). */
   struct thumbd_sandbox sandbox = {
     .address_space_bytes = address_space, .cpu_seconds = cpu_seconds,
-    .read_paths = read_paths, .allow_exec = 0, .require = sandbox_require
+    .read_paths = read_paths, .connect_port = connect_port, .allow_exec = 0, .require = sandbox_require
   };
   char message[512];
   if (thumbd_sandbox_enter(&sandbox, message, sizeof message) < 0) {
@@ -139,12 +140,15 @@ static void run (uint32_t id, char *payload, uint32_t length, int sandboxed) {
   /* RUN_SANDBOXED: the paths the tool may read come first. (RUN: none at all, which fails unless
    * the input is a pipe.) */
   const char *read_paths[MAX_READ_PATHS + 1] = { NULL };
+  uint32_t connect_port = 0;
   if (sandboxed) {
     uint32_t count;
-    if (length < 4) return send_error(id, "EINVAL", "malformed paths");
-    memcpy(&count, payload, 4);
-    payload += 4;
-    length -= 4;
+    if (length < 8) return send_error(id, "EINVAL", "malformed paths");
+    memcpy(&connect_port, payload, 4);
+    memcpy(&count, payload + 4, 4);
+    payload += 8;
+    length -= 8;
+    if (connect_port > 65535) return send_error(id, "EINVAL", "bad port");
     if (count > MAX_READ_PATHS) return send_error(id, "EINVAL", "too many paths");
     for (uint32_t i = 0; i < count; i++) {
       char *end = memchr(payload, '\0', length);
@@ -166,7 +170,7 @@ static void run (uint32_t id, char *payload, uint32_t length, int sandboxed) {
   if (pipe2(out, O_CLOEXEC) != 0) { free(argv); return send_error(id, "EMFILE", "no pipe"); }
   if (pipe2(err, O_CLOEXEC) != 0) { close(out[0]); close(out[1]); free(argv); return send_error(id, "EMFILE", "no pipe"); }
   pid_t pid = fork();
-  if (pid == 0) become_tool(out[1], err[1], argc, argv, read_paths);
+  if (pid == 0) become_tool(out[1], err[1], argc, argv, read_paths, connect_port);
   free(argv);
   close(out[1]);
   close(err[1]);

@@ -11,6 +11,7 @@
 // /usr/lib, /usr/lib64: read + execute; /etc/ld.so.cache: read) are added, those that exist.
 // --require         mechanisms whose absence is fatal (default: none; log --report at server start)
 // --ppid PID        exit at once unless our parent is PID (closes the race before PR_SET_PDEATHSIG)
+// --connect-port N  the tool may open TCP sockets and connect to port N only (thumbd's range reader)
 //
 // Descriptors above 2 are closed before the tool starts. Exit status: 126 (with a message on stderr)
 // when the sandbox cannot be entered or the tool cannot be executed, 127 when the tool does not exist;
@@ -31,7 +32,7 @@ static const char *const default_exec_dirs[] = { "/lib", "/lib64", "/usr/lib", "
 
 static void usage (const char *message) {
   fprintf(stderr, "thumbd-sandbox-exec: %s\n"
-          "usage: thumbd-sandbox-exec [--as BYTES] [--cpu SECONDS] [--read PATH]... [--exec-read PATH]...\n"
+          "usage: thumbd-sandbox-exec [--as BYTES] [--cpu SECONDS] [--read PATH]... [--exec-read PATH]... [--connect-port N]\n"
           "       [--require landlock,net,scope,seccomp] [--ppid PID] [--no-default-paths] -- tool args...\n"
           "       thumbd-sandbox-exec --report\n", message);
   exit(126);
@@ -104,6 +105,7 @@ int main (int argc, char **argv) {
     else if (strcmp(option, "--exec-read") == 0) add(execs, &exec_count, value);
     else if (strcmp(option, "--require") == 0) sandbox.require = mechanisms(value);
     else if (strcmp(option, "--ppid") == 0) expected_parent = (long)number(value);
+    else if (strcmp(option, "--connect-port") == 0) sandbox.connect_port = (unsigned)number(value);
     else usage("unknown option");
   }
   if (i + 1 >= argc) usage("no tool after --");

@@ -19,6 +19,7 @@
 #include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -52,6 +54,10 @@
 #define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
 #define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
 #endif
+#define THUMBD_RULE_NET_PORT 2  /* LANDLOCK_RULE_NET_PORT, ABI 4 */
+struct net_port_attr {  /* struct landlock_net_port_attr */
+  uint64_t allowed_access, port;
+};
 #ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 #define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)  /* ABI 6 */
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
@@ -199,6 +205,14 @@ static int enter_landlock (const struct thumbd_sandbox *sandbox, int abi, char *
   for (const char *const *p = sandbox->exec_paths; p != NULL && *p != NULL; p++) {
     rc |= landlock_rule(ruleset, *p, read | LANDLOCK_ACCESS_FS_EXECUTE, attr.handled_access_fs, err, errlen);
   }
+  /* The range reader's port: TCP connect there, and nowhere else (bind stays denied). */
+  if (sandbox->connect_port != 0) {
+    struct net_port_attr port = { .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP, .port = sandbox->connect_port };
+    if (known < 4 || syscall(__NR_landlock_add_rule, ruleset, THUMBD_RULE_NET_PORT, &port, 0) != 0) {
+      note(err, errlen, "landlock: no rule for TCP port %u: %s", sandbox->connect_port, known < 4 ? "ABI < 4" : strerror(errno));
+      rc = -1;
+    }
+  }
   /* A path that could not be added is not restricted "less": it is just unreadable. Restrict anyway. */
   if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) {
     note(err, errlen, "landlock: restrict self: %s", strerror(errno));
@@ -213,7 +227,7 @@ static int enter_landlock (const struct thumbd_sandbox *sandbox, int abi, char *
 /* How one syscall is treated; everything not listed is allowed. */
 struct rule {
   uint32_t nr;
-  enum { ERRNO, CLONE, SELF, IOCTL } kind;
+  enum { ERRNO, CLONE, SELF, IOCTL, TCP_SOCKET } kind;
   uint32_t error;        /* ERRNO: the errno returned */
   int which_arg;         /* SELF: argument that must equal `which` (-1: none)... */
   uint32_t which;
@@ -257,6 +271,20 @@ static void emit_rule (struct filter *f, const struct rule *r, uint32_t self) {
     op(f, BPF_JMP | BPF_JEQ | BPF_K, r->nr, 0, 4);
     LOAD(f, ARG_LOW(1));
     op(f, BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1);
+    RET(f, DENY(EPERM));
+    RET(f, SECCOMP_RET_ALLOW);
+    break;
+  case TCP_SOCKET:  /* socket(AF_INET, SOCK_STREAM [| NONBLOCK | CLOEXEC], 0 or IPPROTO_TCP) only: what
+                     * Landlock's port rule governs (not UDP, SCTP, MPTCP, raw, unix or netlink) */
+    op(f, BPF_JMP | BPF_JEQ | BPF_K, r->nr, 0, 10);
+    LOAD(f, ARG_LOW(0));
+    op(f, BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 0, 6);
+    LOAD(f, ARG_LOW(1));
+    op(f, BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(SOCK_NONBLOCK | SOCK_CLOEXEC), 0, 0);
+    op(f, BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 3);
+    LOAD(f, ARG_LOW(2));
+    op(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0);
+    op(f, BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 1, 0);
     RET(f, DENY(EPERM));
     RET(f, SECCOMP_RET_ALLOW);
     break;
@@ -306,7 +334,7 @@ static void emit_tree (struct filter *f, const struct rule *r, size_t n, uint32_
   emit_tree(f, r + half, n - half, self);
 }
 
-static void build_filter (struct filter *f, int allow_exec) {
+static void build_filter (struct filter *f, int allow_exec, int allow_tcp) {
   uint32_t self = (uint32_t)getpid();  /* the pid survives exec: the wrapper's filter stays right */
   struct rule rules[RULES_MAX];
   size_t n = 0;
@@ -365,7 +393,11 @@ static void build_filter (struct filter *f, int allow_exec) {
     { kernel, sizeof kernel / 4 }, { mounts, sizeof mounts / 4 }, { metadata, sizeof metadata / 4 }
   };
   for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-    for (size_t i = 0; i < lists[l].count; i++) ADD(.nr = lists[l].nrs[i], .kind = ERRNO, .error = EPERM);
+    for (size_t i = 0; i < lists[l].count; i++) {
+      uint32_t nr = lists[l].nrs[i];
+      if (allow_tcp && nr == __NR_socket) ADD(.nr = nr, .kind = TCP_SOCKET);
+      else ADD(.nr = nr, .kind = ERRNO, .error = EPERM);
+    }
   }
   /* Signals only to ourselves (raise, abort): same-uid processes would otherwise be fair game, and
    * kill(0) reaches the whole process group, the zygote included. Landlock's signal scope (ABI 6)
@@ -404,9 +436,9 @@ static void build_filter (struct filter *f, int allow_exec) {
   emit_tree(f, rules, n, self);
 }
 
-static int enter_seccomp (int allow_exec, char *err, size_t errlen) {
+static int enter_seccomp (int allow_exec, int allow_tcp, char *err, size_t errlen) {
   struct filter f = { .count = 0 };  /* 4 KB on the stack */
-  build_filter(&f, allow_exec);
+  build_filter(&f, allow_exec, allow_tcp);
   if (f.count > FILTER_MAX) { note(err, errlen, "seccomp: filter too long"); return -1; }
   struct sock_fprog prog = { .len = (unsigned short)f.count, .filter = f.ins };
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0) return 0;
@@ -432,6 +464,8 @@ int thumbd_sandbox_enter (const struct thumbd_sandbox *sandbox, char *err, size_
 
   int abi = landlock_abi();
   missing |= missing_for_abi(abi);
+  /* A port without Landlock's TCP rules would be any port on any host: refuse to run instead. */
+  if (sandbox->connect_port != 0 && abi < 4) { note(err, errlen, "a TCP port needs Landlock ABI >= 4 (have %d)", abi); failed = 1; }
   if (abi < 1) note(err, errlen, "landlock unavailable (%s): filesystem not restricted", strerror(-abi));
   else {
     if (abi < 4) note(err, errlen, "landlock ABI %d: no TCP rules (seccomp still denies sockets)", abi);
@@ -442,7 +476,7 @@ int thumbd_sandbox_enter (const struct thumbd_sandbox *sandbox, char *err, size_
   if (!seccomp_filters_supported()) {
     missing |= THUMBD_SANDBOX_SECCOMP;
     note(err, errlen, "seccomp filters unavailable: syscalls not restricted");
-  } else if (enter_seccomp(sandbox->allow_exec, err, errlen) != 0) {
+  } else if (enter_seccomp(sandbox->allow_exec, sandbox->connect_port != 0, err, errlen) != 0) {
     failed = 1;
   }
 

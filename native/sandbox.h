@@ -32,6 +32,12 @@ struct thumbd_sandbox {
   const char *const *read_paths;
   const char *const *exec_paths;
 
+  /* 0: no sockets at all. Otherwise the one TCP port the tool may connect to (thumbd's loopback range
+   * reader, src/sources/range-reader.ts): socket() is allowed for AF_INET stream sockets only, and
+   * Landlock allows a TCP connect to this port and no other, so enter() fails (-1) where Landlock has no
+   * TCP rules (ABI < 4) rather than open the network. */
+  unsigned connect_port;
+
   int allow_exec;  /* execve/execveat allowed (the wrapper); 0 in the zygote */
   int require;     /* THUMBD_SANDBOX_* bits whose absence makes enter() fail (-1) */
 };

@@ -43,8 +43,8 @@ const MUTATIONS: Mutation[] = [
 
 /** The decoder may read all of / besides its input: both ways a tool starts (the wrapper, the zygote) get it. */
 const FILE_SANDBOX_OPEN: Edit[] = [
-  ['workers/tools/run-tool.ts', 'execChain(bin, args, sandbox, reads)', "execChain(bin, args, sandbox, [...reads, '/'])"],
-  ['workers/tools/run-tool.ts', 'launchInZygote(sandbox.zygote, bin, args, sandbox, reads)', "launchInZygote(sandbox.zygote, bin, args, sandbox, [...reads, '/'])"]
+  ['workers/tools/run-tool.ts', 'execChain(bin, args, sandbox, reads, connectPort)', "execChain(bin, args, sandbox, [...reads, '/'], connectPort)"],
+  ['workers/tools/run-tool.ts', 'launchInZygote(sandbox.zygote, bin, args, sandbox, reads, connectPort)', "launchInZygote(sandbox.zygote, bin, args, sandbox, [...reads, '/'], connectPort)"]
 ]
 
 /** A copy of the tree with node_modules linked, `edits` applied. */

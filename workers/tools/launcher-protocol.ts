@@ -31,11 +31,12 @@ const strings = (list: readonly string[]) => list.map(item => `${item}\0`).join(
 
 export const encodeRun = (id: number, argv: string[]) => encodeFrame(id, REQUEST.run, Buffer.from(strings(argv)))
 
-/** The zygote's run in the decoder sandbox: the paths the tool may read ([count u32][paths]), then argv. */
-export function encodeRunSandboxed (id: number, reads: readonly string[], argv: string[]): Buffer {
-  const count = Buffer.alloc(4)
-  count.writeUInt32LE(reads.length)
-  return encodeFrame(id, REQUEST.runSandboxed, Buffer.concat([count, Buffer.from(strings(reads) + strings(argv))]))
+/** The zygote's run in the decoder sandbox: the TCP port it may connect to (0: none) and the paths it may read ([port u32][count u32][paths]), then argv. */
+export function encodeRunSandboxed (id: number, reads: readonly string[], argv: string[], connectPort = 0): Buffer {
+  const fixed = Buffer.alloc(8)
+  fixed.writeUInt32LE(connectPort, 0)
+  fixed.writeUInt32LE(reads.length, 4)
+  return encodeFrame(id, REQUEST.runSandboxed, Buffer.concat([fixed, Buffer.from(strings(reads) + strings(argv))]))
 }
 
 export function encodeSignal (id: number, signal: NodeJS.Signals): Buffer {

@@ -30,6 +30,8 @@ export interface ToolLimits {
   sandbox: Sandbox
   /** The files the tool may read (its input): in the sandbox, nothing else can be opened. */
   reads?: readonly string[]
+  /** The one TCP port the tool may connect to: thumbd's range reader (src/sources/range-reader.ts) for a remote video. */
+  connectPort?: number
   /**
    * stderr lines to keep, however much else the tool prints (ffmpeg's input report can come after megabytes
    * of metadata a file chose to carry). Only the start of a line is tested.
@@ -39,13 +41,13 @@ export interface ToolLimits {
   anyExitCode?: boolean
 }
 
-export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, reads = [], keepLines, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, reads = [], connectPort, keepLines, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
     const child = sandbox.zygote === undefined
-      ? launch(execChain(bin, args, sandbox, reads), sandbox.setpriv, sandbox.env)
-      : launchInZygote(sandbox.zygote, bin, args, sandbox, reads)
+      ? launch(execChain(bin, args, sandbox, reads, connectPort), sandbox.setpriv, sandbox.env)
+      : launchInZygote(sandbox.zygote, bin, args, sandbox, reads, connectPort)
     Atomics.add(live, 0, 1)
     const chunks: Buffer[] = []
     let stdoutBytes = 0

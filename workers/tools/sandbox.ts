@@ -28,15 +28,18 @@ export function limitsOf ({ addressSpaceBytes, cpuSeconds }: Sandbox) {
 
 /**
  * The command line that execs the tool in place inside the sandbox, where it may read `reads` and nothing
- * else. Without thumbd-sandbox-exec: prlimit caps address space and CPU time and forbids writing any file,
+ * else, and connect to `connectPort` (thumbd's range reader) and no other TCP port. Without thumbd-sandbox-exec: prlimit caps address space and CPU time and forbids writing any file,
  * setpriv has the kernel SIGKILL the tool should its parent die, and that is all (media-tools.ts says so at
  * start, and /health too). Tools absent on this host are skipped.
  */
-export function execChain (bin: string, args: string[], sandbox: Sandbox, reads: readonly string[] = []): string[] {
+export function execChain (bin: string, args: string[], sandbox: Sandbox, reads: readonly string[] = [], connectPort?: number): string[] {
   const limits = limitsOf(sandbox)
   if (sandbox.exec !== undefined) {
-    return [sandbox.exec, '--as', String(limits.addressSpaceBytes), '--cpu', String(limits.cpuSeconds), ...reads.flatMap(path => ['--read', path]), '--', bin, ...args]
+    const port = connectPort === undefined ? [] : ['--connect-port', String(connectPort)]
+    return [sandbox.exec, '--as', String(limits.addressSpaceBytes), '--cpu', String(limits.cpuSeconds), ...reads.flatMap(path => ['--read', path]), ...port, '--', bin, ...args]
   }
+  // Only native/sandbox.c can confine a socket to one port: without it a tool gets no network at all to ask for.
+  if (connectPort !== undefined) throw new Error('a TCP port for a tool needs native/thumbd-sandbox-exec')
   let command = withParentDeath(sandbox.setpriv, [bin, ...args])
   if (sandbox.prlimit !== undefined) {
     command = [sandbox.prlimit, `--as=${limits.addressSpaceBytes}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--core=${limits.coreBytes}`, '--', ...command]
@@ -70,7 +73,7 @@ export function zygoteEnv (library: string, bin: string, sandbox: Sandbox): Reco
   }
 }
 
-/** The zygote's request for a run: the child enters the same sandbox (native/sandbox.c) and may read `reads` only. */
-export function zygoteRun (reads: readonly string[], argv: string[]): RunRequest {
-  return id => encodeRunSandboxed(id, reads, argv)
+/** The zygote's request for a run: the child enters the same sandbox (native/sandbox.c), may read `reads` only and connect to `connectPort` only. */
+export function zygoteRun (reads: readonly string[], argv: string[], connectPort = 0): RunRequest {
+  return id => encodeRunSandboxed(id, reads, argv, connectPort)
 }

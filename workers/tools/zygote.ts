@@ -14,9 +14,9 @@ let runsPerZygote = 64
 
 type Zygote = NonNullable<Sandbox['zygote']>
 
-/** `reads`: the only files the forked tool may open (its input). */
-export function launchInZygote (zygote: Zygote, bin: string, args: string[], sandbox: Sandbox, reads: readonly string[] = []): LaunchedTool {
-  return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), zygoteRun(reads, [bin, ...args]))
+/** `reads`: the only files the forked tool may open (its input); `connectPort`: the only TCP port it may connect to. */
+export function launchInZygote (zygote: Zygote, bin: string, args: string[], sandbox: Sandbox, reads: readonly string[] = [], connectPort?: number): LaunchedTool {
+  return launchWith(`zygote ${bin}`, () => zygoteSpec(zygote, bin, sandbox), zygoteRun(reads, [bin, ...args], connectPort))
 }
 
 function zygoteSpec ({ library }: Zygote, bin: string, sandbox: Sandbox): HelperSpec {
