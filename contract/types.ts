@@ -36,6 +36,8 @@ export interface VideoOptions {
 export type SourceRef =
   | { location: 'memory', bytes: Uint8Array }
   | { location: 'file', path: string }
+  /** A remote video that ffmpeg reads by range requests through thumbd's loopback reader (src/sources/range-reader.ts), at `url`, on `port`. */
+  | { location: 'remote', url: string, port: number }
 
 export interface JobSource {
   ref: SourceRef

@@ -27,7 +27,10 @@ export const CONFIG_SCHEMA = Type.Object({
   JOB_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 30000, description: 'a job running longer is cancelled and answered 504' }),
   MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
   ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
-  FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'a URL source must be fetched completely within this time' }),
+  FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'a URL source must be fetched completely within this time (a video read by ranges: each range request)' }),
+  MAX_RANGE_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 268435456, description: 'a remote video read by range requests may cost at most this many bytes from its origin, per request to thumbd (413 past it)' }),
+  MAX_RANGE_REQUESTS: Type.Integer({ minimum: 0, maximum: 100000, default: 500, description: 'and at most this many range requests (0: remote videos are always downloaded whole, within MAX_SOURCE_BYTES)' }),
+  RANGE_READ_MIN_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 16777216, description: 'remote videos from this size up are read by range requests when their server supports them; smaller ones are downloaded whole' }),
   ALLOW_PRIVATE_SOURCES: Type.Boolean({ default: false, description: 'let URL sources reach loopback/private addresses (tests, private networks)' }),
   FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
@@ -58,6 +61,9 @@ export interface Config {
   readonly poolThreads: number
   readonly workerNiceness: number
   readonly maxSourceBytes: number
+  readonly maxRangeBytes: number
+  readonly maxRangeRequests: number
+  readonly rangeReadMinBytes: number
   readonly maxInputPixels: number
   readonly maxVideoSeconds: number
   readonly maxQueueWaitMs: number
@@ -126,6 +132,9 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     poolThreads: parsed.POOL_THREADS || availableParallelism(),
     workerNiceness: parsed.WORKER_NICENESS,
     maxSourceBytes: parsed.MAX_SOURCE_BYTES,
+    maxRangeBytes: parsed.MAX_RANGE_BYTES,
+    maxRangeRequests: parsed.MAX_RANGE_REQUESTS,
+    rangeReadMinBytes: parsed.RANGE_READ_MIN_BYTES,
     maxInputPixels: parsed.MAX_INPUT_PIXELS,
     maxVideoSeconds: parsed.MAX_VIDEO_SECONDS,
     maxQueueWaitMs: parsed.MAX_QUEUE_WAIT_MS,

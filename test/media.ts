@@ -40,6 +40,10 @@ const RECIPES = {
   'webm-av1': ['av1.webm', [...pattern('640x360', 2), '-c:v', 'libsvtav1', '-preset', '12']],
   // One keyframe in 10 s of 1080p: seeking to 8 s decodes ~200 frames, a job that runs for a while.
   'slow-seek': ['slow-seek.mp4', [...pattern('1920x1080', 10), ...h264, '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0']],
+  // 20 s at 3 Mbit/s (~7.5 MB), a keyframe every 2 s: a file a poster frame needs little of. MP4's index at the
+  // end (no faststart); Matroska's cues at the end too, found through its seek head.
+  'long-mp4': ['long.mp4', [...pattern('640x360', 20), ...h264, '-b:v', '3M', '-g', '50']],
+  'long-mkv': ['long.mkv', [...pattern('640x360', 20), ...h264, '-b:v', '3M', '-g', '50']],
   'tiny-mp4': ['tiny.mp4', [...pattern('160x120', 0.5), ...h264]],
   'tiny-webm': ['tiny.webm', [...pattern('160x120', 0.5), '-c:v', 'libvpx', '-deadline', 'realtime']],
   'many-frames-gif': ['many-frames.gif', ['-f', 'lavfi', '-i', 'testsrc2=size=32x32:rate=100:duration=30']],

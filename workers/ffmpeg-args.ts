@@ -1,30 +1,38 @@
 // The ffmpeg/ffprobe command lines, built by hand (fluent-ffmpeg is archived; see README).
-// Every input is read the same guarded way: local file protocol only, demuxer forced from the sniffed
-// type, so playlists (hls, concat), image2 patterns and network protocols are never auto-selected.
+// Every input is read the same guarded way: one protocol (the spooled file, or http to thumbd's loopback
+// range reader), demuxer forced from the sniffed type, so playlists (hls, concat), image2 patterns and
+// other protocols are never auto-selected.
 import type { Demuxer } from '../contract/sniff.ts'
+import type { VideoInput } from './video-input.ts'
 
 const quiet = ['-hide_banner', '-loglevel', 'error'] as const
 
-function guardedInput (path: string, demuxer: Demuxer): string[] {
+/**
+ * The range reader answers each request with what ffmpeg is about to read, not all it asked for: on the short
+ * answer ffmpeg asks again from there at once (reconnect, no delay); an error ends the run as it would.
+ */
+const RANGE_READER_OPTIONS = ['-reconnect', '1', '-reconnect_delay_max', '0']
+
+function guardedInput (input: VideoInput, demuxer: Demuxer): string[] {
   // MP4/MOV may reference media in other files (dref atoms): never follow them (ffmpeg's defaults, made explicit).
   const demuxerOptions = demuxer === 'mov' ? ['-enable_drefs', '0', '-use_absolute_path', '0'] : []
-  // "file:" keeps a path from ever being read as another protocol.
-  return ['-protocol_whitelist', 'file', ...demuxerOptions, '-f', demuxer, '-i', `file:${path}`]
+  const protocolOptions = input.protocols === 'file' ? [] : RANGE_READER_OPTIONS
+  return ['-protocol_whitelist', input.protocols, ...protocolOptions, ...demuxerOptions, '-f', demuxer, '-i', input.url]
 }
 
 /** The streams and format ffprobe reports; `details` adds what /api/info answers (codecs, rates, rotation). */
-export function probeArgs (path: string, demuxer: Demuxer, details = false): string[] {
+export function probeArgs (input: VideoInput, demuxer: Demuxer, details = false): string[] {
   const stream = details ? 'index,codec_type,codec_name,width,height,duration,avg_frame_rate,r_frame_rate:stream_side_data=rotation' : 'index,codec_type,width,height,duration'
   return [
     ...quiet,
     '-show_entries', `format=duration,nb_streams${details ? ',format_name' : ''}:stream=${stream}`,
     '-of', 'json',
-    ...guardedInput(path, demuxer)
+    ...guardedInput(input, demuxer)
   ]
 }
 
 export interface FrameRequest {
-  path: string
+  input: VideoInput
   demuxer: Demuxer
   seekSeconds: number
   /** Take the keyframe at or before the seek point: nothing is decoded up to the exact time. */
@@ -66,7 +74,7 @@ export function insideScale (side: number): string {
 }
 
 /** One decoded frame as a binary PPM (RGB, header with its size) on stdout. */
-export function frameArgs ({ path, demuxer, seekSeconds, keyframe = false, bestOf, bestOfSide = BEST_OF_SIDE, threads, maxPixels, maxStreams, report, coverBox }: FrameRequest): string[] {
+export function frameArgs ({ input, demuxer, seekSeconds, keyframe = false, bestOf, bestOfSide = BEST_OF_SIDE, threads, maxPixels, maxStreams, report, coverBox }: FrameRequest): string[] {
   // Shrink before the thumbnail filter, which holds all the frames it compares.
   const filters = [
     coverBox === undefined ? undefined : coverScale(coverBox),
@@ -85,7 +93,7 @@ export function frameArgs ({ path, demuxer, seekSeconds, keyframe = false, bestO
     // there, and the decoder skips every frame that is not a keyframe (one keyframe in 10 s of 1080p, at
     // 8 s: 0.14 s against 0.89 s exact).
     ...(keyframe ? ['-noaccurate_seek', '-skip_frame', 'nokey'] : []),
-    ...guardedInput(path, demuxer),
+    ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
     ...(filters.length > 0 ? ['-vf', filters.join(',')] : []),
     // Frames before the seek point keep their (negative) times: passed through, not dropped to fill a rate.

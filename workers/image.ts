@@ -30,6 +30,7 @@ const decodeOptions = (ctx: JobContext) => ({
 export async function imageInput (source: JobSource, ctx: JobContext): Promise<ImageInput> {
   const { ref, media } = source
   if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx) }
+  if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
   return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
 }
 

@@ -6,13 +6,12 @@ import { JobError } from '../contract/job-error.ts'
 import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
 import { classify } from './image.ts'
 import { probeWithLimits } from './video.ts'
+import { videoInput, type VideoInput } from './video-input.ts'
 
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
   const { ref, media } = task.source
-  if (media.kind === 'video') {
-    if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
-    return videoInfo(ref.path, media.format, media, ctx)
-  }
+  if (media.kind === 'video') return videoInfo(videoInput(ref), media.format, media, ctx)
+  if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
   try {
     const meta = await sharp(ref.location === 'memory' ? ref.bytes : ref.path, { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
     const [w, h] = [meta.width ?? 0, meta.height ?? 0]
@@ -32,9 +31,9 @@ export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo>
   }
 }
 
-async function videoInfo (path: string, format: string, media: Parameters<typeof probeWithLimits>[1], ctx: JobContext): Promise<MediaInfo> {
+async function videoInfo (input: VideoInput, format: string, media: Parameters<typeof probeWithLimits>[1], ctx: JobContext): Promise<MediaInfo> {
   // The same limits as every video job (duration, frame size, streams), from the same one run.
-  const { probe, info } = await probeWithLimits(path, media, ctx, true)
+  const { probe, info } = await probeWithLimits(input, media, ctx, true)
   const video = probe.streams!.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0)!
   const audio = probe.streams?.find(s => s.codec_type === 'audio')
   // ffprobe's display-matrix rotation is counter-clockwise: 90 shows the picture turned a quarter to the left,

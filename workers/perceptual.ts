@@ -3,9 +3,9 @@
 import sharp from 'sharp'
 import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
 import { classify, imageInput, open, type ImageInput } from './image.ts'
-import { JobError } from '../contract/job-error.ts'
 import { phash } from './phash.ts'
 import { grabFrame } from './video.ts'
+import { videoInput } from './video-input.ts'
 import type { JobContext, PerceptualResult, PerceptualTask } from '../contract/types.ts'
 
 /** Big enough for both fingerprints, small enough that shrink-on-load makes the decode cheap. */
@@ -18,8 +18,7 @@ export async function perceptual (task: PerceptualTask, ctx: JobContext): Promis
   let input: ImageInput
   if (media.kind === 'image') input = await imageInput(task.source, ctx)
   // The frame is shrunk in ffmpeg to cover the working size: a smaller pipe, and frame=best compares small frames.
-  else if (ref.location === 'file') input = { raw: await grabFrame(ref.path, media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
-  else throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
+  else input = { raw: await grabFrame(videoInput(ref), media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
   try {
     const { data, info } = await open(input, ctx).rotate()
       .resize(WORKING_SIDE, WORKING_SIDE, { fit: 'inside', withoutEnlargement: true })

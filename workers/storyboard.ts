@@ -8,14 +8,15 @@ import { MAX_STORYBOARD_TILES as MAX_TILES } from '../contract/limits.ts'
 import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/types.ts'
 import { classify } from './image.ts'
 import { grabFrame, probeVideo } from './video.ts'
+import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
 
 export async function storyboard (task: StoryboardTask, ctx: JobContext): Promise<StoryboardResult> {
   const { ref, media } = task.source
   if (media.kind !== 'video') throw new JobError('UNSUPPORTED_MEDIA', 'storyboards are made of videos')
-  if (ref.location !== 'file') throw new JobError('INTERNAL', 'internal error', 'video sources must be spooled to a file')
-  const { duration } = await probeVideo(ref.path, media, ctx)
+  const input = videoInput(ref)
+  const { duration } = await probeVideo(input, media, ctx)
   if (duration === undefined) throw new JobError('MEDIA_UNREADABLE', 'the video does not say how long it is')
   const interval = task.interval ?? duration / task.count!
   // A count is taken as given (duration / (duration / n) may round up past n); an interval's count is bounded here.
@@ -30,7 +31,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
     for (let i = 0; i < count; i++) {
       ctx.signal.throwIfAborted()
       const start = i * interval
-      const frame = await grabFrame(ref.path, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, ctx, { width: tileWidth })
+      const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, ctx, { width: tileWidth })
       // From the first frame as displayed (ffmpeg applies the rotation); even, for the encoders.
       tileHeight ||= Math.max(2, Math.round((tileWidth * frame.height) / frame.width / 2) * 2)
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })

@@ -5,6 +5,7 @@ import { BEST_OF_SIDE, frameArgs, probeArgs } from './ffmpeg-args.ts'
 import { JobError } from '../contract/job-error.ts'
 import { parsePpm, type RawFrame } from './ppm.ts'
 import { runTool, type ToolRun } from './tools/index.ts'
+import { toolAccess, type VideoInput } from './video-input.ts'
 import type { Media } from '../contract/sniff.ts'
 import type { FramePosition, JobContext, VideoOptions } from '../contract/types.ts'
 
@@ -42,13 +43,13 @@ export interface VideoInfo {
 const PRESCALE_FACTOR = 2
 
 /** `output`: the size the frame will be resized to, if known; ffmpeg may then shrink it on the way out. */
-export async function grabFrame (path: string, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }): Promise<RawFrame> {
+export async function grabFrame (input: VideoInput, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }): Promise<RawFrame> {
   const at = options.at ?? DEFAULT_AT
   const coverBox = output === undefined
     ? undefined
     : { width: output.width === undefined ? undefined : output.width * PRESCALE_FACTOR, height: output.height === undefined ? undefined : output.height * PRESCALE_FACTOR }
   const grab = (seekSeconds: number, report: boolean) => runTool(ctx.settings.ffmpegPath, frameArgs({
-    path,
+    input,
     demuxer: media.demuxer,
     seekSeconds,
     keyframe: options.seek === 'keyframe',
@@ -58,7 +59,7 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     maxStreams: MAX_STREAMS,
     report,
     coverBox
-  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path], keepLines: REPORT_LINES, anyExitCode: true })
+  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), keepLines: REPORT_LINES, anyExitCode: true })
 
   let info: VideoInfo | undefined
   let first: ToolRun
@@ -67,7 +68,7 @@ export async function grabFrame (path: string, media: VideoMedia, options: Video
     info = parseInputReport(first.kept)
     checkLimits(info, ctx)
   } else {
-    info = await probeVideo(path, media, ctx)
+    info = await probeVideo(input, media, ctx)
     first = await grab(seekPoint(at, info.duration), false)
   }
   if (succeeded(first).stdout.length > 0) return parsePpm(first.stdout)
@@ -126,13 +127,13 @@ export interface ProbeJson {
   streams?: ProbeStream[]
 }
 
-export async function probeVideo (path: string, media: VideoMedia, ctx: JobContext): Promise<VideoInfo> {
-  return (await probeWithLimits(path, media, ctx)).info
+export async function probeVideo (input: VideoInput, media: VideoMedia, ctx: JobContext): Promise<VideoInfo> {
+  return (await probeWithLimits(input, media, ctx)).info
 }
 
 /** One ffprobe run, in the sandbox, and the limits checked on what it found; `details` for /api/info. */
-export async function probeWithLimits (path: string, media: VideoMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
-  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(path, media.demuxer, details), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, reads: [path] })
+export async function probeWithLimits (input: VideoInput, media: VideoMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
+  const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(input, media.demuxer, details), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input) })
   let probe: ProbeJson
   try {
     probe = JSON.parse(stdout.toString('utf8')) as ProbeJson

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
 import { createPairing, JOBS_PER_THREAD, type Seat } from '../jobs/pairing.ts'
-import { errors, fromJobFailure, ThumbdError } from '../errors.ts'
+import { codeOf, errors, fromJobFailure, ThumbdError } from '../errors.ts'
 import type { JobOutcomeLabel } from './metrics.ts'
 import { ERROR_TABLE } from '../../contract/error-codes.ts'
 import { cancel, createControl } from '../../contract/control.ts'
@@ -153,7 +153,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     let onAbort: (() => void) | undefined
     const stopped = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { cancel(current()); count('timeout'); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
-      onAbort = () => { cancel(current()); count('cancelled'); reject(signal?.reason) }
+      // A remote video's failed range read aborts with its catalogue error, counted as that error is.
+      onAbort = () => { cancel(current()); count(signal?.reason instanceof ThumbdError ? ERROR_TABLE[codeOf(signal.reason)].outcome : 'cancelled'); reject(signal?.reason) }
       signal?.addEventListener('abort', onAbort, { once: true })
     })
     try {

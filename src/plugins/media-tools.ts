@@ -12,6 +12,8 @@ export interface MediaTools {
   heifDecode: string | undefined
   /** What confines a decoder here, in one line; logged at start and shown by /health. */
   confinement: string
+  /** A decoder can be confined to one TCP port here: remote videos may be read by ranges. */
+  portConfinement: boolean
   ffmpeg: string | undefined
   ffprobe: string | undefined
   /** Both tools answered: video jobs can run. */
@@ -28,7 +30,7 @@ declare module 'fastify' {
 }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
-  const { ffmpeg, ffprobe, heifDecode, sandbox, confinement, confinementMissing } = await detectTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, zygote: config.ffmpegZygote, env: config.toolEnv })
+  const { ffmpeg, ffprobe, heifDecode, sandbox, confinement, confinementMissing, portConfinement } = await detectTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, zygote: config.ffmpegZygote, env: config.toolEnv })
   // Said at start, never silent: a decoder here is less confined than docs/security.md describes.
   if (confinementMissing) app.log.warn({ confinement }, 'the decoder sandbox is incomplete on this host: %s', confinement)
   else app.log.info({ confinement }, 'decoder sandbox: %s', confinement)
@@ -40,6 +42,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     sandbox,
     heifDecode,
     confinement,
+    portConfinement,
     ffmpeg,
     ffprobe,
     video: missing.length === 0,

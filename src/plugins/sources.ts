@@ -2,6 +2,7 @@
 // (part "file"; option fields before it) or JSON { "url": ..., ...options }. All three end in the same
 // spool with the same limits. Raw bodies are taken as a stream (the content-type parser only passes it
 // on), so options are validated and admission decided before a single body byte is read.
+import { createHash } from 'node:crypto'
 import { finished, type Readable } from 'node:stream'
 import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -9,9 +10,12 @@ import fp from 'fastify-plugin'
 import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
-import { createFetcher, fetchError } from '../sources/fetch-source.ts'
-import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
+import { createFetcher, discard, fetchError, type FetchedBody } from '../sources/fetch-source.ts'
+import { nextOrAbort, peek, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
+import { parseContentRange } from '../sources/byte-ranges.ts'
+import { startRangeReader } from '../sources/range-reader.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
+import { SNIFF_BYTES, sniff } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
 
 export interface TakeOptions<T extends TObject> {
@@ -19,6 +23,17 @@ export interface TakeOptions<T extends TObject> {
   algorithms?: (options: Static<T>) => readonly DigestAlgorithm[]
   /** Accept bytes that are no media thumbd reads (source.media is then undefined). */
   anyBytes?: boolean
+  /** A large remote video may stay where it is, read by ranges (FetchOptions.remoteVideos). */
+  remoteVideos?: boolean
+}
+
+export interface FetchOptions extends Pick<SpoolLimits, 'algorithms' | 'anyBytes'> {
+  /**
+   * A video of RANGE_READ_MIN_BYTES or more, from a server that answers ranges, is not downloaded: ffmpeg
+   * reads the ranges it needs through the range reader (src/sources/range-reader.ts). For jobs that decode
+   * part of a video; never for digests of every byte.
+   */
+  remoteVideos?: boolean
 }
 
 export interface Taken<T extends TObject> {
@@ -36,7 +51,7 @@ declare module 'fastify' {
       /** The request's source, spooled; its temp file is removed when the reply ends, whatever happened. */
       take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, takeOptions?: TakeOptions<T>): Promise<Taken<T>>
       /** A URL source fetched and spooled for work that no one request owns (signed GET URLs): the caller disposes it. */
-      fetchUrl (url: string, signal?: AbortSignal): Promise<SpooledSource>
+      fetchUrl (url: string, signal?: AbortSignal, options?: FetchOptions): Promise<SpooledSource>
     }
   }
 }
@@ -59,6 +74,17 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     maxBytes: config.maxSourceBytes
   })
   app.addHook('onClose', () => fetcher.close())
+  // Range reads need a decoder that may connect to the reader's port and nowhere else (native/sandbox.c).
+  const rangeReader = config.maxRangeRequests > 0 && config.maxRangeBytes > 0 && app.mediaTools.portConfinement
+    ? await startRangeReader({
+      fetch: (url, signal, headers) => fetcher.fetchSource(url, signal, headers),
+      maxBytes: config.maxRangeBytes,
+      maxRequests: config.maxRangeRequests,
+      timeoutMs: config.fetchTimeoutMs
+    })
+    : undefined
+  if (rangeReader === undefined && config.maxRangeRequests > 0) app.log.warn('remote videos are downloaded whole: the decoder sandbox here cannot confine a socket to one port (needs native/thumbd-sandbox-exec and Landlock ABI >= 4)')
+  app.addHook('onClose', async () => { await rangeReader?.close() })
 
   app.decorateRequest('spooled', null)
   // The temp file goes before the reply does, so a client never sees its answer while the file remains.
@@ -66,7 +92,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     await request.spooled?.dispose()
   })
 
-  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, { algorithms, anyBytes }: TakeOptions<T> = {}): Promise<Taken<T>> {
+  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, { algorithms, anyBytes, remoteVideos }: TakeOptions<T> = {}): Promise<Taken<T>> {
     const query = request.query as Record<string, unknown>
     const digesting = (options: Record<string, unknown>) => ({ algorithms: algorithms?.(options as Static<T>), anyBytes })
     let options: Record<string, unknown>
@@ -84,7 +110,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     } else if (isUrlBody(request.body)) {
       const { url, ...rest } = request.body
       options = { ...query, ...rest }
-      source = await fetchUrl(url, request.clientGone, digesting(options))
+      source = await fetchUrl(url, request.clientGone, { ...digesting(options), remoteVideos })
     } else {
       const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length'])
       if (declared !== undefined && declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
@@ -94,6 +120,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       source = await spoolWithLimits(body, { ...digesting(options), declaredBytes: declared, signal: request.bodyTooSlow })
     }
     request.spooled = source
+    // A remote video's failed range read ends the job at once, with the source's error rather than the decoder's.
+    if (source.failed !== undefined) request.jobOptions = { signal: AbortSignal.any([request.jobOptions.signal!, source.failed]) }
     await trailingParts?.()
     // For replies that never reach onSend (the client left first).
     finished(reply.raw, () => {
@@ -107,18 +135,58 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   }
 
   /** Fetched within FETCH_TIMEOUT_MS (or until `signal` aborts); a failure mid-body (reset, length mismatch) is a fetch failure too. */
-  async function fetchUrl (url: string, signal?: AbortSignal, digests: Pick<SpoolLimits, 'algorithms' | 'anyBytes'> = {}): Promise<SpooledSource> {
+  async function fetchUrl (url: string, signal?: AbortSignal, { remoteVideos = false, ...digests }: FetchOptions = {}): Promise<SpooledSource> {
     const timeout = AbortSignal.timeout(config.fetchTimeoutMs)
     const fetchSignal = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
     try {
-      return await spoolWithLimits((await fetcher.fetchSource(url, fetchSignal)).body, digests)
+      // "bytes=0-" asks for the whole file all the same: a server that ignores Range answers 200 with it.
+      const ranged = remoteVideos && rangeReader !== undefined
+      const fetched = await fetcher.fetchSource(url, fetchSignal, ranged ? { range: 'bytes=0-' } : {})
+      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
+      return await remoteOrWhole(fetched, fetchSignal, digests)
     } catch (err) {
       throw fetchError(err, fetchSignal)
     }
   }
 
+  /** A 206 to "bytes=0-": a large video stays remote; anything else is read whole from this same answer. */
+  async function remoteOrWhole (fetched: FetchedBody, signal: AbortSignal, digests: Pick<SpoolLimits, 'algorithms' | 'anyBytes'>): Promise<SpooledSource> {
+    const range = parseContentRange(fetched.headers['content-range'])
+    if (range?.start !== 0) {
+      discard(fetched.body)
+      throw new errors.SourceFetchFailed(`asked for bytes 0-, the source answered ${String(fetched.headers['content-range'])}`)
+    }
+    const { head, whole } = await peek(fetched.body, SNIFF_BYTES, signal)
+    const media = sniff(head)
+    if (media?.kind === 'video' && range.size >= config.rangeReadMinBytes) {
+      whole.destroy()
+      const etag = fetched.headers.etag
+      const validator = typeof etag === 'string' && !etag.startsWith('W/') ? etag : fetched.headers['last-modified']
+      const session = rangeReader!.open({ url: fetched.url, size: range.size, validator, head })
+      return {
+        ref: session.ref,
+        media,
+        size: range.size,
+        // The bytes are never all seen: the origin's word for them stands in (without a validator, URL and size only).
+        identity: createHash('sha256').update(`${fetched.url.href}\n${range.size}\n${validator ?? ''}`).digest('hex'),
+        digests: {},
+        failed: session.failed,
+        dispose: async () => session.close()
+      }
+    }
+    if (range.end !== range.size - 1) {
+      whole.destroy()
+      throw new errors.SourceFetchFailed(`asked for bytes 0-, the source answered ${String(fetched.headers['content-range'])}`)
+    }
+    if (range.size > config.maxSourceBytes) {
+      whole.destroy()
+      throw new errors.PayloadTooLarge(`the source declares more than ${config.maxSourceBytes} bytes`)
+    }
+    return spoolWithLimits(whole, digests)
+  }
+
   app.decorate('sources', { take, fetchUrl })
-}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients'] })
+}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients', 'media-tools'] })
 
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {

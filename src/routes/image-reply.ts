@@ -8,8 +8,8 @@ import type { ResizeTask, ThumbnailTask } from '../../contract/types.ts'
 /** The reply is a pure function of the source bytes and the options: it never changes. */
 export const CACHE_CONTROL = 'public, max-age=31536000, immutable'
 
-export function entityTag (sourceSha256: string, kind: string, options: unknown): string {
-  const digest = createHash('sha256').update(`${sourceSha256}\n${kind}\n${JSON.stringify(options)}`).digest('base64url')
+export function entityTag (sourceIdentity: string, kind: string, options: unknown): string {
+  const digest = createHash('sha256').update(`${sourceIdentity}\n${kind}\n${JSON.stringify(options)}`).digest('base64url')
   return `"${digest.slice(0, 32)}"`
 }
 
@@ -24,8 +24,8 @@ export function notModified (request: FastifyRequest, reply: FastifyReply, etag:
 }
 
 export interface ImageJob {
-  /** SHA-256 of the source: with the options it makes the ETag. */
-  sha256: string
+  /** The source's identity (SpooledSource.identity): with the options it makes the ETag. */
+  identity: string
   task: ThumbnailTask | ResizeTask
   /** The options that change the output (normalised, so equal asks get equal tags). */
   etagOptions: unknown
@@ -34,8 +34,8 @@ export interface ImageJob {
 }
 
 /** The common end of an image route: 304 without a job when the ETag matches, else run the job and send. */
-export async function answerWithImage (app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { sha256, task, etagOptions, negotiated }: ImageJob) {
-  const etag = entityTag(sha256, task.kind, etagOptions)
+export async function answerWithImage (app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { identity, task, etagOptions, negotiated }: ImageJob) {
+  const etag = entityTag(identity, task.kind, etagOptions)
   if (notModified(request, reply, etag, negotiated)) return reply.send()
   const result = await app.jobs.run(task, request.jobOptions)
   return sendImage(reply, result, etag, negotiated)

@@ -30,7 +30,7 @@ const DOC = {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/info', jobRoute('info', { ...DOC, options: Options, ok: InfoReply }), async (request, reply) => {
-    const { source } = await app.sources.take(request, reply, Options)
+    const { source } = await app.sources.take(request, reply, Options, { remoteVideos: true })
     const job = jobSource(source)
     if (job.media.kind === 'video') app.mediaTools.assertVideo()
     const { value } = await app.jobs.run({ kind: 'info', source: job }, request.jobOptions)

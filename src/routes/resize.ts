@@ -19,7 +19,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const job = jobSource(source)
     if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, { format: sameFormat(job.media) })
-    return answerWithImage(app, request, reply, { sha256: source.sha256, task: { kind: 'resize', source: job, image }, etagOptions: image, negotiated })
+    return answerWithImage(app, request, reply, { identity: source.identity, task: { kind: 'resize', source: job, image }, etagOptions: image, negotiated })
   })
 }
 

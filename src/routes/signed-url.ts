@@ -69,8 +69,8 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const key = `${path}\n${format ?? ''}`
     const video = videoOptions({ at: options.at, frame: options.frame })
     return shared.withShared(key, async () => {
-      const fetched = await app.sources.fetchUrl(source)
-      return { source: fetched, etag: entityTag(fetched.sha256, 'url', { ...normalisedOptions(options), format }) }
+      const fetched = await app.sources.fetchUrl(source, undefined, { remoteVideos: true })
+      return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format }) }
     }, ({ source: fetched }) => {
       const job = jobSource(fetched)
       if (job.media.kind === 'video') app.mediaTools.assertVideo()
@@ -84,8 +84,9 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
         quality: options.quality ?? DEFAULT_QUALITY,
         withoutEnlargement: options.withoutEnlargement
       }
-      // Shared: no one client's leaving cancels it (the deadline still does).
-      return job.media.kind === 'video' ? app.jobs.run({ kind: 'thumbnail', source: job, image, video }) : app.jobs.run({ kind: 'resize', source: job, image })
+      // Shared: no one client's leaving cancels it (the deadline, or a remote video's failed range read, still does).
+      const stop = { signal: fetched.failed }
+      return job.media.kind === 'video' ? app.jobs.run({ kind: 'thumbnail', source: job, image, video }, stop) : app.jobs.run({ kind: 'resize', source: job, image }, stop)
     }, async ({ etag }, image) => {
       if (notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
       return sendImage(reply, await image(), etag, negotiated, cacheControl)

@@ -48,7 +48,7 @@ export function webVtt (board: Pick<StoryboardResult, 'tiles' | 'tileWidth' | 't
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/storyboard', jobRoute('storyboard', { ...DOC, options: Options, ok: StoryboardReply }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options)
+    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true })
     if (options.interval !== undefined && options.count !== undefined) throw new errors.BadOptions('give interval or count, not both')
     const job = jobSource(source)
     if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('storyboards are made of videos')

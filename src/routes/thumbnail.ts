@@ -16,13 +16,13 @@ const DOC = {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/thumbnail', jobRoute('thumbnail', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options)
+    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true })
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
     const job = jobSource(source)
     if (job.media.kind === 'video') app.mediaTools.assertVideo()
     return answerWithImage(app, request, reply, {
-      sha256: source.sha256,
+      identity: source.identity,
       task: { kind: 'thumbnail', source: job, image, video },
       etagOptions: job.media.kind === 'video' ? { image, video } : { image },
       negotiated

@@ -3,6 +3,7 @@
 // address actually connected to (no DNS-rebinding gap), on every redirect hop, which are followed by hand.
 import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupAddress, LookupOptions } from 'node:dns'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { Agent, request } from 'undici'
 import { errors, ThumbdError } from '../errors.ts'
@@ -23,6 +24,14 @@ export interface FetchedBody {
   body: Readable
   /** The URL finally fetched, after redirects. */
   url: URL
+  statusCode: number
+  headers: IncomingHttpHeaders
+}
+
+/** Extra request headers: a byte range (`bytes=0-`), and the validator that must still hold for it (If-Range). */
+export interface RangeHeaders {
+  range?: string
+  ifRange?: string
 }
 
 const MAX_REDIRECTS = 3
@@ -55,14 +64,22 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
     bodyTimeout: timeoutMs
   })
 
-  /** The response body, still streaming; `signal` must stay live until it has been read (it carries the total timeout). */
-  async function fetchSource (raw: string, signal: AbortSignal): Promise<FetchedBody> {
-    let url = checkSourceUrl(raw, policy)
+  /**
+   * The response body, still streaming; `signal` must stay live until it has been read (it carries the total
+   * timeout). With `range`, a 206 is the caller's to check and bound (src/sources/range-reader.ts).
+   */
+  async function fetchSource (raw: string | URL, signal: AbortSignal, { range, ifRange }: RangeHeaders = {}): Promise<FetchedBody> {
+    let url = checkSourceUrl(String(raw), policy)
     for (let hop = 0; ; hop++) {
       const response = await request(url, {
         dispatcher: agent,
         signal,
-        headers: { 'user-agent': 'thumbd', accept: 'image/*, video/*;q=0.9, */*;q=0.1' }
+        headers: {
+          'user-agent': 'thumbd',
+          accept: 'image/*, video/*;q=0.9, */*;q=0.1',
+          ...(range === undefined ? {} : { range }),
+          ...(ifRange === undefined ? {} : { 'if-range': ifRange })
+        }
       }).catch(err => { throw fetchError(err, signal) })
       const { statusCode, headers, body } = response
       if (REDIRECTS.has(statusCode) && headers.location !== undefined) {
@@ -75,11 +92,11 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
         discard(body) // never read, never echoed
         throw new errors.SourceFetchFailed(`upstream answered ${statusCode}`)
       }
-      if (Number(headers['content-length']) > maxBytes) {
+      if (statusCode !== 206 && Number(headers['content-length']) > maxBytes) {
         discard(body)
         throw new errors.PayloadTooLarge(`the source declares more than ${maxBytes} bytes`)
       }
-      return { body, url }
+      return { body, url, statusCode, headers }
     }
   }
 
@@ -87,7 +104,7 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
 }
 
 /** Drops a body unread. undici reports a destroyed body as an 'error' event, which is expected here. */
-function discard (body: Readable) {
+export function discard (body: Readable) {
   body.on('error', () => {})
   body.destroy()
 }

@@ -1,7 +1,7 @@
 // Takes a source stream into memory or a temp file while counting, hashing and sniffing it.
 // Refusals are as early as the bytes allow: unknown type after the first few KB, size as soon as it is passed.
 import { open, type FileHandle } from 'node:fs/promises'
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import { SNIFF_BYTES, sniff, type Media } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
@@ -30,16 +30,21 @@ export interface SpoolLimits {
 }
 
 export interface SpooledSource {
-  /** 'discarded': bytes that are no media were only counted and hashed (anyBytes), never kept. */
+  /**
+   * 'discarded': bytes that are no media were only counted and hashed (anyBytes), never kept. 'remote': a
+   * video left where it is, read by ranges (range-reader.ts).
+   */
   ref: JobSource['ref'] | { location: 'discarded' }
   /** What the bytes are; undefined only with anyBytes, for bytes that are no media thumbd reads. */
   media: Media | undefined
   size: number
-  /** Hex SHA-256 of the exact bytes received. */
-  sha256: string
-  /** Hex digests, by algorithm: sha256 and those asked for. */
+  /** What ETags derive from: the hex SHA-256 of the bytes received, or for a remote video its URL, size and validator. */
+  identity: string
+  /** Hex digests, by algorithm: sha256 and those asked for (none for a remote video). */
   digests: Partial<Record<DigestAlgorithm, string>>
-  /** Removes the temp file, if any. Safe to call more than once. */
+  /** A remote video's range reads failed (the reason is the catalogue error): whatever job reads it must stop. */
+  failed?: AbortSignal
+  /** Removes the temp file, if any (a remote video: ends its range reads). Safe to call more than once. */
   dispose (): Promise<void>
 }
 
@@ -72,7 +77,7 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
     const ref = await sink.finish()
     const digests = await digester.finish() as SpooledSource['digests']
-    return { ref, media, size: sink.size, sha256: digests.sha256!, digests, dispose: () => sink.dispose() }
+    return { ref, media, size: sink.size, identity: digests.sha256!, digests, dispose: () => sink.dispose() }
   } catch (err) {
     digester.abort()
     await sink.dispose()
@@ -91,6 +96,25 @@ export async function nextOrAbort<T> (iterator: AsyncIterator<T>, signal: AbortS
   } finally {
     signal.removeEventListener('abort', onAbort!)
   }
+}
+
+/** At least the stream's first `bytes` (all of it, if shorter), and a stream of everything, those bytes included. */
+export async function peek (stream: Readable, bytes: number, signal?: AbortSignal): Promise<{ head: Buffer, whole: Readable }> {
+  const chunks = stream[Symbol.asyncIterator]()
+  const first: Buffer[] = []
+  let length = 0
+  while (length < bytes) {
+    const next = await nextOrAbort(chunks, signal)
+    if (next.done === true) break
+    first.push(next.value as Buffer)
+    length += (next.value as Buffer).length
+  }
+  const whole = Readable.from((async function * () {
+    yield * first
+    for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) yield next.value as Buffer
+  })(), { objectMode: false })
+  whole.on('close', () => { if (!stream.destroyed) stream.destroy() })
+  return { head: Buffer.concat(first), whole }
 }
 
 async function sniffOrRefuse (sink: Sink, { anyBytes = false }: SpoolLimits): Promise<Media | undefined> {

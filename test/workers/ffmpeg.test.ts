@@ -3,22 +3,25 @@ import { test } from 'node:test'
 import { BEST_OF_SIDE, frameArgs, insideScale, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { parsePpm } from '../../workers/ppm.ts'
 import { parseInputReport, seekPoint } from '../../workers/video.ts'
+import { videoInput } from '../../workers/video-input.ts'
 import { negotiate } from '../../src/routes/options.ts'
 
-/** The guard every input carries: local files only, demuxer forced, then the input. */
-function assertGuardedInput (args: string[], demuxer: string, path: string) {
+const fileInput = (path: string) => videoInput({ location: 'file', path })
+
+/** The guard every input carries: one protocol only (local files, or http to the range reader), demuxer forced, then the input. */
+function assertGuardedInput (args: string[], demuxer: string, path: string, protocols = 'file') {
   const input = args.indexOf('-i')
-  assert.equal(args[input + 1], `file:${path}`)
+  assert.equal(args[input + 1], protocols === 'file' ? `file:${path}` : path)
   assert.deepEqual(args.slice(input - 2, input), ['-f', demuxer])
   const whitelist = args.indexOf('-protocol_whitelist')
-  assert.ok(whitelist >= 0 && whitelist < input && args[whitelist + 1] === 'file')
+  assert.ok(whitelist >= 0 && whitelist < input && args[whitelist + 1] === protocols)
   if (demuxer === 'mov') assert.deepEqual(args.slice(input - 6, input - 2), ['-enable_drefs', '0', '-use_absolute_path', '0'])
   assert.equal(args.filter(a => a === '-i').length, 1)
 }
 
 test('probe and frame command lines read only the local file through the forced demuxer', () => {
-  assertGuardedInput(probeArgs('/tmp/x', 'mov'), 'mov', '/tmp/x')
-  const frame = frameArgs({ path: '/tmp/y', demuxer: 'matroska', seekSeconds: 12.5, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: true })
+  assertGuardedInput(probeArgs(fileInput('/tmp/x'), 'mov'), 'mov', '/tmp/x')
+  const frame = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'matroska', seekSeconds: 12.5, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: true })
   assertGuardedInput(frame, 'matroska', '/tmp/y')
   assert.ok(frame.indexOf('-ss') < frame.indexOf('-i'), 'seek before the input (fast seek)')
   assert.equal(frame[frame.indexOf('-ss') + 1], '12.500')
@@ -29,12 +32,20 @@ test('probe and frame command lines read only the local file through the forced 
   assert.equal(frame[frame.indexOf('-max_streams') + 1], '32')
   assert.ok(frame.indexOf('-max_pixels') < frame.indexOf('-i'), 'limits are input options')
   assert.equal(frame[frame.indexOf('-loglevel') + 1], 'info')
-  const best = frameArgs({ path: '/tmp/y', demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false })
+  const best = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false })
   assert.equal(best[best.indexOf('-loglevel') + 1], 'error')
   // The frames the thumbnail filter holds are shrunk first (its memory grows with frames x frame size).
   assert.equal(best[best.indexOf('-vf') + 1], `${insideScale(BEST_OF_SIDE)},thumbnail=n=50`)
-  const boxed = frameArgs({ path: '/tmp/y', demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, coverBox: { width: 640 } })
+  const boxed = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, coverBox: { width: 640 } })
   assert.match(boxed[boxed.indexOf('-vf') + 1]!, /^scale=.*,scale=.*,thumbnail=n=50$/)
+})
+
+test('a remote video is read over http from the range reader only, its demuxer still forced; sources in memory are refused', () => {
+  const remote = videoInput({ location: 'remote', url: 'http://127.0.0.1:4567/token', port: 4567 })
+  assert.deepEqual([remote.reads, remote.connectPort], [[], 4567], 'no file to read, one port to connect to')
+  assertGuardedInput(probeArgs(remote, 'mov'), 'mov', 'http://127.0.0.1:4567/token', 'http,tcp')
+  assertGuardedInput(frameArgs({ input: remote, demuxer: 'matroska', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: false }), 'matroska', 'http://127.0.0.1:4567/token', 'http,tcp')
+  assert.throws(() => videoInput({ location: 'memory', bytes: new Uint8Array(1) }), /internal/)
 })
 
 test("ffmpeg's input report gives duration, frame size and stream count; metadata cannot pass for it", () => {

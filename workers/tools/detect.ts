@@ -39,6 +39,11 @@ export interface DetectedTools {
   confinement: string
   /** The sandbox lacks a mechanism here (no wrapper, no Landlock, no seccomp ...): said at start, not hidden. */
   confinementMissing: boolean
+  /**
+   * A tool can be let connect to one TCP port and nothing else (native/sandbox.c with Landlock's TCP rules,
+   * ABI >= 4, and seccomp): what reading remote videos by ranges needs.
+   */
+  portConfinement: boolean
 }
 
 async function version (bin: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
@@ -98,6 +103,7 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     heifDecode,
     sandbox: { exec, prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom },
     confinement,
-    confinementMissing
+    confinementMissing,
+    portConfinement: exec !== undefined && /^landlock ABI \d+ \(fs, tcp[,)].*; seccomp filter yes$/.test(report)
   }
 }

@@ -10,6 +10,7 @@ import { processStat, processTree } from '../../../load/sampler.ts'
 import type { FastifyInstance } from 'fastify'
 import { decoderProcesses, environNames, gone, procText, waitFor } from '../../faults/helpers.ts'
 import { frameArgs, probeArgs } from '../../../workers/ffmpeg-args.ts'
+import { videoInput } from '../../../workers/video-input.ts'
 import { TOOL_MARKER } from '../../../workers/tools/index.ts'
 import { runTool, type ToolLimits } from '../../../workers/tools/run-tool.ts'
 import type { Sandbox } from '../../../contract/types.ts'
@@ -46,7 +47,7 @@ test('the zygote library is built (npm ci builds it with the C compiler that .ci
 
 test('frames and probes forked from the zygote are what the tools run afresh give, also two at once', async () => {
   const video = await mediaPath('mp4-h264')
-  const args = frameArgs({ path: video, demuxer: 'mov', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 50_000_000, maxStreams: 32, report: false, coverBox: { width: 640 } })
+  const args = frameArgs({ input: videoInput({ location: 'file', path: video }), demuxer: 'mov', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 50_000_000, maxStreams: 32, report: false, coverBox: { width: 640 } })
   const fresh = await run('ffmpeg', args, { encoding: 'buffer', maxBuffer: 1 << 26 })
   const [a, b] = await Promise.all([runTool('ffmpeg', args, limits(undefined, [video])), runTool('ffmpeg', args, limits(undefined, [video]))])
   for (const forked of [a, b]) {
@@ -54,8 +55,8 @@ test('frames and probes forked from the zygote are what the tools run afresh giv
     assert.ok(forked.stdout.length > 100_000)
     assert.ok(forked.stdout.equals(fresh.stdout), 'the same PPM, byte for byte')
   }
-  const probe = await runTool('ffprobe', probeArgs(video, 'mov'), limits(undefined, [video]))
-  assert.deepEqual(JSON.parse(probe.stdout.toString()), JSON.parse((await run('ffprobe', probeArgs(video, 'mov'))).stdout))
+  const probe = await runTool('ffprobe', probeArgs(videoInput({ location: 'file', path: video }), 'mov'), limits(undefined, [video]))
+  assert.deepEqual(JSON.parse(probe.stdout.toString()), JSON.parse((await run('ffprobe', probeArgs(videoInput({ location: 'file', path: video }), 'mov'))).stdout))
   assert.ok(live(process.pid).some(p => p.comm === 'ffprobe-zygote'))
 
   const refused = await runTool('ffmpeg', ['-hide_banner', '-i', '/nonexistent.mp4'], limits())

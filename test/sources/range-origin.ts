@@ -1,0 +1,93 @@
+// A loopback origin for range-read tests and the range bench: serves files with Range support (206, Content-Range,
+// ETag) and counts what it sends; from a given request on it can misbehave the ways a hostile or broken server does.
+import { once } from 'node:events'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/** A file by its bytes, or one read from anywhere (a big file on disk) by range. */
+export type OriginFile = Buffer | { size: number, read (start: number, end: number): Buffer }
+
+export type Misbehaviour =
+  | 'ignore-range' // 200 and the whole file, always
+  | 'other-size' // a Content-Range whose total differs
+  | 'other-range' // a Content-Range for bytes other than those asked
+  | 'other-bytes' // the range asked, filled with other bytes
+  | 'drip' // one byte a second
+  | 'redirect' // 302 to `redirectTo`
+  | 'changed' // the file changed: 200 with the whole file to an If-Range that no longer holds
+
+export interface OriginOptions {
+  misbehave?: Misbehaviour
+  /** Requests answered properly before the misbehaviour starts (the first one makes the source remote). */
+  after?: number
+  redirectTo?: string
+}
+
+export async function startOrigin (files: Record<string, OriginFile>, { misbehave, after = 1, redirectTo }: OriginOptions = {}) {
+  let requests = 0
+  let sent = 0
+  const ranges: string[] = []
+  const server = createServer((request, response) => {
+    const file = files[(request.url ?? '').slice(1)]
+    if (file === undefined) return response.writeHead(404).end()
+    const size = Buffer.isBuffer(file) ? file.length : file.size
+    const read = (start: number, end: number) => Buffer.isBuffer(file) ? file.subarray(start, end + 1) : file.read(start, end)
+    const wrong = misbehave !== undefined && requests++ >= after
+    ranges.push(request.headers.range ?? '')
+    const send = (status: number, headers: Record<string, string | number>, body: Buffer) => {
+      response.writeHead(status, { 'content-length': body.length, etag: '"v1"', 'accept-ranges': 'bytes', ...headers })
+      if (wrong && misbehave === 'drip') return drip(response, body)
+      stream(response, body)
+    }
+    const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '')
+    if (match === null || (wrong && (misbehave === 'ignore-range' || misbehave === 'changed'))) return send(200, {}, read(0, size - 1))
+    if (wrong && misbehave === 'redirect') return response.writeHead(302, { location: redirectTo ?? '/' }).end()
+    const start = Number(match[1])
+    const end = Math.min(match[2] === '' ? size - 1 : Number(match[2]), size - 1)
+    if (start >= size) return response.writeHead(416, { 'content-range': `bytes */${size}` }).end()
+    const body = wrong && misbehave === 'other-bytes' ? Buffer.alloc(end - start + 1, 0x5a) : read(start, end)
+    const shown = wrong && misbehave === 'other-size'
+      ? `bytes ${start}-${end}/${size + 1000}`
+      : wrong && misbehave === 'other-range' ? `bytes ${start + 1}-${end + 1}/${size}` : `bytes ${start}-${end}/${size}`
+    send(206, { 'content-range': shown }, body)
+  })
+  // As a file server sends: a piece at a time, as fast as the client takes them. What the socket took counts as
+  // sent (the kernel's buffers included: a client that stops reading still cost the origin those).
+  function stream (response: ServerResponse, body: Buffer) {
+    let at = 0
+    const next = () => {
+      while (at < body.length && !response.destroyed) {
+        const piece = body.subarray(at, at + 64 * 1024)
+        at += piece.length
+        sent += piece.length
+        if (!response.write(piece)) return response.once('drain', next)
+      }
+      if (at >= body.length) response.end()
+    }
+    next()
+  }
+  // The body of a drip, a byte a second, until the client gives up.
+  function drip (response: ServerResponse, body: Buffer) {
+    let at = 0
+    const timer = setInterval(() => {
+      if (at >= body.length || response.destroyed) return clearInterval(timer)
+      sent++
+      response.write(body.subarray(at, ++at))
+    }, 1000)
+    response.on('close', () => clearInterval(timer))
+  }
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return {
+    url: (name: string) => `http://127.0.0.1:${port}/${name}`,
+    /** Body bytes sent so far. */
+    sent: () => sent,
+    /** The Range header of each request ('' for none). */
+    ranges: () => [...ranges],
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise(resolve => server.close(resolve))
+    }
+  }
+}
