@@ -109,3 +109,34 @@ for (const zygote of ['auto', 'off']) {
     assert.equal((await job).statusCode, 200)
   })
 }
+
+test('given the range reader\'s port, a sandboxed shell connects there and to no other port, by no other kind of socket', async () => {
+  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env: { PATH: process.env.PATH! } })
+  assert.equal(detected.portConfinement, true, detected.confinement)
+  const listen = async () => {
+    const server = createServer(socket => socket.destroy())
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    return server
+  }
+  const [reader, other] = [await listen(), await listen()]
+  const port = (server: ReturnType<typeof createServer>) => (server.address() as { port: number }).port
+  const script = `
+try () { if eval "$2"; then echo "$1 ok"; else echo "$1 denied"; fi; }
+try reader-port 'exec 5<> /dev/tcp/127.0.0.1/${port(reader)}'
+try other-port 'exec 6<> /dev/tcp/127.0.0.1/${port(other)}'
+try udp 'exec 7<> /dev/udp/127.0.0.1/${port(reader)}'
+`
+  try {
+    for (const zygote of [undefined, detected.sandbox.zygote]) {
+      const { stdout } = await runTool(BASH, ['-c', script], {
+        signal: AbortSignal.timeout(10_000), maxStdoutBytes: 1 << 16, children: new SharedArrayBuffer(4), anyExitCode: true,
+        sandbox: { ...detected.sandbox, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10, zygote }, connectPort: port(reader)
+      })
+      const results = Object.fromEntries(stdout.toString().trim().split('\n').map(line => line.split(' ')))
+      assert.deepEqual(results, { 'reader-port': 'ok', 'other-port': 'denied', udp: 'denied' }, zygote === undefined ? 'started afresh' : 'forked from a zygote')
+    }
+  } finally {
+    reader.close()
+    other.close()
+  }
+})
