@@ -3,7 +3,7 @@
 // spool with the same limits. Raw bodies are taken as a stream (the content-type parser only passes it
 // on), so options are validated and admission decided before a single body byte is read.
 import { createHash } from 'node:crypto'
-import { finished, type Readable } from 'node:stream'
+import { finished, Readable } from 'node:stream'
 import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -142,6 +142,10 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       // "bytes=0-" asks for the whole file all the same: a server that ignores Range answers 200 with it.
       const ranged = remoteVideos && rangeReader !== undefined
       const fetched = await fetcher.fetchSource(url, fetchSignal, ranged ? { range: 'bytes=0-' } : {})
+      if (fetched.statusCode === 416) { // no byte 0: an empty file
+        discard(fetched.body)
+        return await spoolWithLimits(Readable.from([]), digests)
+      }
       if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
       return await remoteOrWhole(fetched, fetchSignal, digests)
     } catch (err) {

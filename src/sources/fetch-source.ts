@@ -88,7 +88,8 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
         url = checkSourceUrl(new URL(String(headers.location), url).href, policy)
         continue
       }
-      if (statusCode < 200 || statusCode > 299) {
+      // 416 to a range is the caller's too: "bytes=0-" of an empty file.
+      if ((statusCode < 200 || statusCode > 299) && !(statusCode === 416 && range !== undefined)) {
         discard(body) // never read, never echoed
         throw new errors.SourceFetchFailed(`upstream answered ${statusCode}`)
       }

@@ -1,4 +1,5 @@
-// Every corpus case, through the raw body and through a URL: the expected code within a few seconds,
+// Every corpus case, through the raw body, through a URL, and through a URL whose server answers ranges (so
+// that every video is read by ffmpeg over http from the range reader): the expected code within a few seconds,
 // /health answering between cases, and nothing left behind. No reply, log line or image may carry the sentinel.
 // `npm run mutate-guards` removes each guard of workers/ffmpeg-args.ts in turn and runs this file against it.
 import assert from 'node:assert/strict'
@@ -11,12 +12,14 @@ import { AUTH, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
 import { ATTACKS, hostileCorpus, looksMagenta, makeSentinel, type HostileCase, type Sentinel } from './corpus.ts'
 import { prove } from './proofs.ts'
+import { startOrigin } from '../sources/range-origin.ts'
 
 const CASE_BUDGET_MS = 5000
 let sentinel: Sentinel
 let corpus: HostileCase[]
 let origin: Server
 let originBase: string
+let rangeOrigin: Awaited<ReturnType<typeof startOrigin>>
 
 before(async () => {
   sentinel = await makeSentinel()
@@ -28,10 +31,12 @@ before(async () => {
   })
   await new Promise<void>(resolve => origin.listen(0, '127.0.0.1', resolve))
   originBase = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`
+  rangeOrigin = await startOrigin(Object.fromEntries(corpus.map((c, i) => [String(i), c.bytes])))
 })
 
-after(() => {
+after(async () => {
   origin.close()
+  await rangeOrigin.close()
   assert.deepEqual(leftoverTestTmp(), [], 'no temp file left in TMP_DIR')
 })
 
@@ -50,21 +55,22 @@ test('the corpus has at least 30 attacks, covers the named classes, and each att
   assert.deepEqual(dead, [], 'every case is a live attack')
 })
 
-test('every corpus case answers as expected through the raw body and the URL path', async (t) => {
+test('every corpus case answers as expected through the raw body, the URL path and range reads', async (t) => {
   const logs = new PassThrough()
   let logged = ''
   logs.on('data', (chunk: Buffer) => { logged += chunk.toString() })
-  const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${originBase}/`, LOG_LEVEL: 'debug' }, { logStream: logs })
+  // RANGE_READ_MIN_BYTES=0: every video from the range origin is read remotely, however small.
+  const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${originBase}/,${rangeOrigin.url('')}`, RANGE_READ_MIN_BYTES: '0', LOG_LEVEL: 'debug' }, { logStream: logs })
   const warm = corpus.find(c => c.expect === 'ok')!
   await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': warm.contentType }, payload: warm.bytes })
   const rssBefore = process.memoryUsage().rss
 
   for (const [i, c] of corpus.entries()) {
-    for (const via of ['body', 'url'] as const) {
+    for (const via of ['body', 'url', 'ranges'] as const) {
       const started = Date.now()
       const res = via === 'body'
         ? await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': c.contentType }, payload: c.bytes })
-        : await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url: `${originBase}/case/${i}` } })
+        : await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url: via === 'url' ? `${originBase}/case/${i}` : rangeOrigin.url(String(i)) } })
       const label = `${c.name} (${via}): ${res.statusCode} ${res.statusCode === 200 ? '' : res.body}`
       assert.ok(Date.now() - started < CASE_BUDGET_MS, `${label} answered within ${CASE_BUDGET_MS} ms`)
       assert.ok(!res.rawPayload.includes(sentinel.marker), `${label}: no sentinel in the reply`)
@@ -81,6 +87,7 @@ test('every corpus case answers as expected through the raw body and the URL pat
     }
   }
   assert.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  assert.ok(rangeOrigin.ranges().filter(r => /^bytes=\d+-\d+$/.test(r)).length >= 10, 'the videos were read by ranges, through the reader')
   assert.deepEqual(leftoverTempFiles(app), [])
   assert.deepEqual(decoderChildren(), [])
   assert.ok(!logged.includes(sentinel.marker), 'the sentinel never reaches a log line')
