@@ -12,7 +12,7 @@ import { AUTH, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
 import { ATTACKS, hostileCorpus, looksMagenta, makeSentinel, type HostileCase, type Sentinel } from './corpus.ts'
 import { prove } from './proofs.ts'
-import { startOrigin } from '../sources/range-origin.ts'
+import { startOrigin } from '../../load/range-origin.ts'
 
 const CASE_BUDGET_MS = 5000
 let sentinel: Sentinel

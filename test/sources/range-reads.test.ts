@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import { decoderChildren, waitFor } from '../faults/helpers.ts'
 import { AUTH, build, decoded, leftoverTempFiles, TEST_TMP } from '../helper.ts'
 import { media, mediaPath } from '../media.ts'
-import { startOrigin, type OriginOptions } from './range-origin.ts'
+import { startOrigin, type OriginOptions } from '../../load/range-origin.ts'
 
 const run = promisify(execFile)
 /** Above the 1 MiB threshold set below, so every `long-*` file is read remotely. */

@@ -1,11 +1,24 @@
-// A loopback origin for range-read tests and the range bench: serves files with Range support (206, Content-Range,
-// ETag) and counts what it sends; from a given request on it can misbehave the ways a hostile or broken server does.
+// A loopback origin for the range-read tests and `npm run bench:ranges`: serves files with Range support (206,
+// Content-Range, ETag) as a static file server does, and counts the body bytes it sends; from a given request
+// on it can misbehave the ways a hostile or broken server does.
 import { once } from 'node:events'
+import { createReadStream } from 'node:fs'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 
-/** A file by its bytes, or one read from anywhere (a big file on disk) by range. */
-export type OriginFile = Buffer | { size: number, read (start: number, end: number): Buffer }
+/** A file by its bytes, or a file on disk (a multi-GB one is streamed, never held). */
+export type OriginFile = Buffer | { path: string, size: number }
+
+const PIECE_BYTES = 64 * 1024
+
+/** Bytes start-end (inclusive) of the file, a piece at a time. */
+function piecesOf (file: OriginFile, start: number, end: number): Readable {
+  if (!Buffer.isBuffer(file)) return createReadStream(file.path, { start, end, highWaterMark: PIECE_BYTES })
+  return Readable.from((function * () {
+    for (let at = start; at <= end; at += PIECE_BYTES) yield file.subarray(at, Math.min(at + PIECE_BYTES, end + 1))
+  })())
+}
 
 export type Misbehaviour =
   | 'ignore-range' // 200 and the whole file, always
@@ -31,48 +44,35 @@ export async function startOrigin (files: Record<string, OriginFile>, { misbehav
     const file = files[(request.url ?? '').slice(1)]
     if (file === undefined) return response.writeHead(404).end()
     const size = Buffer.isBuffer(file) ? file.length : file.size
-    const read = (start: number, end: number) => Buffer.isBuffer(file) ? file.subarray(start, end + 1) : file.read(start, end)
     const wrong = misbehave !== undefined && requests++ >= after
     ranges.push(request.headers.range ?? '')
-    const send = (status: number, headers: Record<string, string | number>, body: Buffer) => {
-      response.writeHead(status, { 'content-length': body.length, etag: '"v1"', 'accept-ranges': 'bytes', ...headers })
-      if (wrong && misbehave === 'drip') return drip(response, body)
-      stream(response, body)
+    const send = (status: number, headers: Record<string, string | number>, start: number, end: number) => {
+      response.writeHead(status, { 'content-length': end - start + 1, etag: '"v1"', 'accept-ranges': 'bytes', ...headers })
+      if (wrong && misbehave === 'drip') return drip(response, end - start + 1)
+      const body = wrong && misbehave === 'other-bytes' ? Readable.from([Buffer.alloc(end - start + 1, 0x5a)]) : piecesOf(file, start, end)
+      // What the socket took counts as sent (the kernel's buffers included: a client that stops reading still cost the origin those).
+      body.on('data', (piece: Buffer) => { sent += piece.length })
+      body.pipe(response)
+      response.on('close', () => body.destroy())
     }
     const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '')
-    if (match === null || (wrong && (misbehave === 'ignore-range' || misbehave === 'changed'))) return send(200, {}, read(0, size - 1))
+    if (match === null || (wrong && (misbehave === 'ignore-range' || misbehave === 'changed'))) return send(200, {}, 0, size - 1)
     if (wrong && misbehave === 'redirect') return response.writeHead(302, { location: redirectTo ?? '/' }).end()
     const start = Number(match[1])
     const end = Math.min(match[2] === '' ? size - 1 : Number(match[2]), size - 1)
     if (start >= size) return response.writeHead(416, { 'content-range': `bytes */${size}` }).end()
-    const body = wrong && misbehave === 'other-bytes' ? Buffer.alloc(end - start + 1, 0x5a) : read(start, end)
     const shown = wrong && misbehave === 'other-size'
       ? `bytes ${start}-${end}/${size + 1000}`
       : wrong && misbehave === 'other-range' ? `bytes ${start + 1}-${end + 1}/${size}` : `bytes ${start}-${end}/${size}`
-    send(206, { 'content-range': shown }, body)
+    send(206, { 'content-range': shown }, start, end)
   })
-  // As a file server sends: a piece at a time, as fast as the client takes them. What the socket took counts as
-  // sent (the kernel's buffers included: a client that stops reading still cost the origin those).
-  function stream (response: ServerResponse, body: Buffer) {
-    let at = 0
-    const next = () => {
-      while (at < body.length && !response.destroyed) {
-        const piece = body.subarray(at, at + 64 * 1024)
-        at += piece.length
-        sent += piece.length
-        if (!response.write(piece)) return response.once('drain', next)
-      }
-      if (at >= body.length) response.end()
-    }
-    next()
-  }
-  // The body of a drip, a byte a second, until the client gives up.
-  function drip (response: ServerResponse, body: Buffer) {
+  // The body of a drip: a byte a second (zeros), until the client gives up.
+  function drip (response: ServerResponse, length: number) {
     let at = 0
     const timer = setInterval(() => {
-      if (at >= body.length || response.destroyed) return clearInterval(timer)
+      if (at++ >= length || response.destroyed) return clearInterval(timer)
       sent++
-      response.write(body.subarray(at, ++at))
+      response.write(Buffer.alloc(1))
     }, 1000)
     response.on('close', () => clearInterval(timer))
   }
