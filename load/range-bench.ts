@@ -1,0 +1,111 @@
+// npm run bench:ranges: remote videos read by range requests, against the targets of docs/benchmarks.md. A
+// 1-hour 1080p H.264 video of about 2 GB (MP4, index at the end; and the same as Matroska, cues at the end) is
+// made once by ffmpeg (one minute encoded, then copied end to end with -c copy) under load/.media/, served by a
+// loopback origin that answers ranges and counts the bytes it sends (range-origin.ts), and asked of a thumbd
+// started as `npm start` is: the poster frame at 50 % (exact and keyframe seeks) and a 60-tile storyboard.
+// Prints each case's median time, the bytes the origin sent, and the server's peak memory.
+import { execFile } from 'node:child_process'
+import { stat, writeFile } from 'node:fs/promises'
+import { availableParallelism, cpus } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs, promisify } from 'node:util'
+import { MEDIA_DIR } from './media.ts'
+import { startOrigin, type OriginFile } from './range-origin.ts'
+import { startSampler } from './sampler.ts'
+import { startServer, warmCompileCache } from './server-process.ts'
+
+const run = promisify(execFile)
+const say = (line: string) => process.stderr.write(`${line}\n`)
+const { values: flags } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, minutes: { type: 'string', default: '60' } } })
+const repeats = Number(flags.repeats)
+const minutes = Number(flags.minutes)
+
+/** One minute of 1080p at ~4.6 Mbit/s (noise keeps the encoder from making it smaller), a keyframe every 2 s. */
+async function minuteClip (): Promise<string> {
+  const path = join(MEDIA_DIR, 'range-minute-1080p.mp4')
+  if (await stat(path).catch(() => undefined)) return path
+  say('encoding one minute of 1080p (once)...')
+  await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=60,noise=alls=12:allf=t',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '4600k', '-maxrate', '4600k', '-bufsize', '9200k', '-g', '50', '-pix_fmt', 'yuv420p', path])
+  return path
+}
+
+/** `minutes` copies of the clip end to end (-c copy), the MP4 index written last; then the same as Matroska. */
+async function longVideos (): Promise<{ mp4: string, mkv: string }> {
+  const mp4 = join(MEDIA_DIR, `range-${minutes}min-1080p.mp4`)
+  const mkv = join(MEDIA_DIR, `range-${minutes}min-1080p.mkv`)
+  if (!(await stat(mp4).catch(() => undefined))) {
+    const clip = await minuteClip()
+    const list = join(MEDIA_DIR, 'range-concat.txt')
+    await writeFile(list, Array.from({ length: minutes }, () => `file '${clip}'\n`).join(''))
+    say(`joining ${minutes} minutes (once)...`)
+    await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', mp4])
+  }
+  if (!(await stat(mkv).catch(() => undefined))) await run('ffmpeg', ['-loglevel', 'error', '-y', '-i', mp4, '-c', 'copy', mkv])
+  return { mp4, mkv }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`
+
+const videos = await longVideos()
+const files: Record<string, OriginFile> = {}
+for (const [name, path] of Object.entries(videos)) files[name] = { path, size: (await stat(path)).size }
+const origin = await startOrigin(files)
+await warmCompileCache()
+const server = await startServer({ ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: origin.url(''), JOB_TIMEOUT_MS: '60000' })
+
+interface Case { name: string, route: string, file: string, body: Record<string, unknown> }
+const CASES: Case[] = [
+  { name: 'poster at 50 %, MP4 (index at the end)', route: 'thumbnail', file: 'mp4', body: { at: '50%' } },
+  { name: 'poster at 50 %, Matroska (cues at the end)', route: 'thumbnail', file: 'mkv', body: { at: '50%' } },
+  { name: 'poster at 50 %, MP4, seek=keyframe', route: 'thumbnail', file: 'mp4', body: { at: '50%', seek: 'keyframe' } },
+  { name: 'poster at 50 %, Matroska, seek=keyframe', route: 'thumbnail', file: 'mkv', body: { at: '50%', seek: 'keyframe' } },
+  { name: '60-tile storyboard, MP4', route: 'storyboard', file: 'mp4', body: { count: 60 } }
+]
+
+const results = new Map<string, Array<{ ms: number, bytes: number, requests: number }>>()
+try {
+  // Alternating: one run of every case per round, so a noisy moment of the machine is shared by all.
+  for (let round = 0; round < repeats; round++) {
+    for (const c of CASES) {
+      const [sentBefore, requestsBefore] = [origin.sent(), origin.ranges().length]
+      const started = performance.now()
+      const res = await fetch(`${server.base}/api/${c.route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: origin.url(c.file), ...c.body })
+      })
+      await res.arrayBuffer()
+      const ms = performance.now() - started
+      if (res.status !== 200) throw new Error(`${c.name}: ${res.status}`)
+      const list = results.get(c.name) ?? []
+      list.push({ ms, bytes: origin.sent() - sentBefore, requests: origin.ranges().length - requestsBefore })
+      results.set(c.name, list)
+      say(`round ${round + 1}: ${c.name}: ${ms.toFixed(0)} ms`)
+    }
+  }
+  // Peak memory of the server and its helpers over one more storyboard.
+  const sampler = startSampler(server.pid, 50)
+  await fetch(`${server.base}/api/storyboard`, { method: 'POST', headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: origin.url('mp4'), count: 60 }) }).then(r => r.arrayBuffer())
+  const { peakRssBytes } = sampler.stop()
+
+  const lines = [
+    `range reads: ${availableParallelism()} cores (${cpus()[0]?.model.trim()}), median of ${repeats} alternating runs, loopback origin`,
+    `files: MP4 ${mb(files.mp4 !== undefined && !Buffer.isBuffer(files.mp4) ? files.mp4.size : 0)}, Matroska ${mb(files.mkv !== undefined && !Buffer.isBuffer(files.mkv) ? files.mkv.size : 0)}, ${minutes} min of 1080p H.264`,
+    '',
+    '| case | time (median) | bytes sent by the origin (median) | of the file | requests |',
+    '|---|---:|---:|---:|---:|'
+  ]
+  for (const c of CASES) {
+    const list = results.get(c.name)!
+    const size = (files[c.file] as { size: number }).size
+    const bytes = median(list.map(r => r.bytes))
+    lines.push(`| ${c.name} | ${(median(list.map(r => r.ms)) / 1000).toFixed(2)} s | ${mb(bytes)} | ${(100 * bytes / size).toFixed(2)} % | ${median(list.map(r => r.requests))} |`)
+  }
+  lines.push('', `peak RSS of the server and its helpers during a 60-tile storyboard: ${mb(peakRssBytes)}`)
+  process.stdout.write(lines.join('\n') + '\n')
+} finally {
+  await server.stop()
+  await origin.close()
+}
