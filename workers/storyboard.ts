@@ -27,19 +27,32 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   const tiles: StoryboardResult['tiles'] = []
   const pieces: OverlayOptions[] = []
   let tileHeight = 0
-  try {
-    for (let i = 0; i < count; i++) {
+  // The job's decoder threads become lanes of one-thread grabs: one keyframe gains little from frame
+  // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour: 7.8 s -> see docs/benchmarks.md).
+  const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))
+  const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }
+  let next = 0
+  /** Set by the first lane that fails: the others stop at their next tile. */
+  const stop = { failed: false }
+  const lane = async () => {
+    for (let i = next++; i < count && !stop.failed; i = next++) {
       ctx.signal.throwIfAborted()
       const start = i * interval
-      const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, ctx, { width: tileWidth })
+      const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth })
       // From the first frame as displayed (ffmpeg applies the rotation); even, for the encoders.
       tileHeight ||= Math.max(2, Math.round((tileWidth * frame.height) / frame.width / 2) * 2)
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
         .resize(tileWidth, tileHeight, { fit: 'cover' }).raw().toBuffer()
       const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]
-      pieces.push({ input: tile, raw: { width: tileWidth, height: tileHeight, channels: 3 }, left: x, top: y })
-      tiles.push({ start: round(start), end: round(Math.min(duration, start + interval)), x, y })
+      pieces[i] = { input: tile, raw: { width: tileWidth, height: tileHeight, channels: 3 }, left: x, top: y }
+      tiles[i] = { start: round(start), end: round(Math.min(duration, start + interval)), x, y }
     }
+  }
+  try {
+    // Every lane has stopped (its tool with it) before the job answers, even when one failed.
+    const settled = await Promise.allSettled(Array.from({ length: lanes }, () => lane().catch(err => { stop.failed = true; throw err })))
+    const failure = settled.find(s => s.status === 'rejected')
+    if (failure !== undefined) throw failure.reason
     const columns = Math.min(task.columns, count)
     const rows = Math.ceil(count / task.columns)
     const sprite = await sharp({ create: { width: columns * tileWidth, height: rows * tileHeight, channels: 3, background: '#000000' } })
