@@ -3,16 +3,17 @@
 // dialect and signature scheme (src/signed-urls/). No bearer key: the signature is the credential. The
 // source goes through the same guarded fetch, sniffing, limits, pool and admission as a POSTed URL, and
 // identical URLs asked at once share one fetch and one job (signed-urls/shared-work.ts).
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath } from '../signed-urls/parse.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
-import { verifySignature } from '../signed-urls/signature.ts'
+import { signedUrlPath, verifySignature } from '../signed-urls/signature.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
+import { webVtt } from './storyboard.ts'
 import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { ImageOptions, OutputFormat } from '../../contract/types.ts'
 
@@ -53,7 +54,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     config: { jobKind: 'thumbnail' },
     schema: {
       summary: 'Thumbnail or resize of a URL source, by a signed GET URL in imgproxy\'s dialect',
-      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options: rs, s, rt, w, h, el, g (sm: smart), q, f/ext, bg, pr (URL_PRESETS), vts, at, frame. No bearer key.',
+      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options: rs, s, rt, w, h, el, g (sm: smart), q, f/ext, bg, pr (URL_PRESETS), vts, at, frame, vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension). No bearer key.',
       tags: ['jobs'],
       response: { 200: IMAGE_REPLY, 304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' }, ...errorResponses(['NOT_FOUND', 'UNAUTHORIZED', 'REQUEST_TIMEOUT']) }
     }
@@ -61,8 +62,10 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const { signature, path } = splitSigned(request.raw.url ?? '')
     checkSignature(signature, path)
     // The extension, if any, is in options.format already.
-    const { source, options } = parse(path, config.urlPresets)
+    const { source, extension, options } = parse(path, config.urlPresets)
+    if (options.storyboard !== undefined) return storyboardReply(request, reply, { path, extension, source, options })
     if (options.autoFit === true) throw new errors.BadOptions('rs:auto with both sides is not supported; use fit or fill')
+    if (options.format === 'vtt') throw new errors.BadOptions('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
     const asked = options.format
     const negotiated = asked === 'auto'
     const format: OutputFormat | undefined = asked === 'auto' ? negotiate(request.headers.accept) : asked
@@ -92,6 +95,48 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       return sendImage(reply, await image(), etag, negotiated, cacheControl)
     })
   })
+
+  /**
+   * video_thumbnail_tile: the sprite sheet as an image (JPEG, or WebP), or with .vtt the WebVTT whose cues point
+   * at that sprite's own signed URL (the same path, .jpg): two URLs a CDN caches and a player reads.
+   */
+  async function storyboardReply (request: FastifyRequest, reply: FastifyReply, { path, extension, source, options }: Pick<ParsedPath, 'extension' | 'source' | 'options'> & { path: string }) {
+    const board = options.storyboard!
+    const asked = options.format ?? 'jpeg'
+    if (asked !== 'jpeg' && asked !== 'webp' && asked !== 'vtt') throw new errors.BadOptions('a storyboard\'s sprite is jpg or webp (or .vtt for its cues)')
+    if (asked === 'vtt' && extension === undefined) throw new errors.BadOptions('ask for a storyboard\'s cues with the .vtt extension (its sprite is the same URL with .jpg)')
+    const format = asked === 'vtt' ? 'jpeg' : asked
+    return shared.withShared(`${path}\n${asked}`, async () => {
+      const fetched = await app.sources.fetchUrl(source, undefined, { remoteVideos: true })
+      return { source: fetched, etag: entityTag(fetched.identity, 'storyboard', { ...normalisedOptions(options), format: asked }) }
+    }, ({ source: fetched }) => {
+      const job = jobSource(fetched)
+      if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('storyboards are made of videos')
+      app.mediaTools.assertVideo()
+      return app.jobs.run({
+        kind: 'storyboard',
+        source: job,
+        ...(board.step === undefined ? { count: board.columns * board.rows } : { interval: board.step }),
+        columns: board.columns,
+        tileWidth: board.tileWidth,
+        format,
+        quality: options.quality ?? DEFAULT_QUALITY
+      }, { signal: fetched.failed })
+    }, async ({ etag }, storyboard) => {
+      if (notModified(request, reply, etag, false, cacheControl)) return reply.send()
+      const result = await storyboard()
+      if (asked !== 'vtt') return sendImage(reply, { ...result, value: { ...result.value, data: result.value.sprite } }, etag, false, cacheControl)
+      const sprite = spriteUrl(path, extension!)
+      return reply.header('content-type', 'text/vtt; charset=utf-8').header('etag', etag).header('cache-control', cacheControl).send(webVtt(result.value, sprite))
+    })
+  }
+
+  /** The signed GET URL of a storyboard's sprite: the .vtt's own path ending in .jpg (or @jpg), signed with the first key. */
+  function spriteUrl (path: string, extension: string): string {
+    const spritePath = `${path.slice(0, path.length - extension.length)}jpg`
+    const [first] = config.urlSigning
+    return first === undefined ? `/i/insecure${spritePath}` : signedUrlPath(spritePath, first.key, first.salt)
+  }
 }
 
 export default routes

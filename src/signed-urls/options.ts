@@ -1,13 +1,22 @@
 // imgproxy's processing options, one handler each, read into a draft of thumbd's options (parse.ts puts the
 // layers together). The tables say what thumbd honours; imgproxy's other option names are refused by name.
 import type { Fit, Position } from '../../contract/types.ts'
-import { MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
+import { MAX_OUTPUT_SIDE, MAX_STORYBOARD_TILES } from '../../contract/limits.ts'
 
 export class UrlOptionError extends Error {
   override name = 'UrlOptionError'
 }
 
-export type UrlFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'auto'
+/** vtt: a storyboard's WebVTT, whose cues point at its sprite (only with video_thumbnail_tile). */
+export type UrlFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'auto' | 'vtt'
+
+/** A storyboard instead of one frame: tiles `step` seconds apart, or (no step) columns x rows over the whole video. */
+export interface UrlStoryboard {
+  step?: number
+  columns: number
+  rows: number
+  tileWidth: number
+}
 
 export interface ThumbdUrlOptions {
   /** undefined: auto (imgproxy's 0), from the other side and the source's aspect ratio. */
@@ -27,6 +36,7 @@ export interface ThumbdUrlOptions {
   /** As thumbd's `at` takes it: seconds ("12.5") or percent ("10%"). */
   at?: string
   frame?: 'exact' | 'best'
+  storyboard?: UrlStoryboard
   cacheBuster?: string
 }
 
@@ -35,7 +45,7 @@ export interface ThumbdUrlOptions {
 // returns the source as is); thumbd takes sharp's behaviour rather than emulate it.
 export const FITS: Record<string, Fit> = { fit: 'inside', fill: 'cover', 'fill-down': 'cover', force: 'fill', auto: 'inside' }
 export const GRAVITIES: Record<string, Position> = { ce: 'centre', no: 'north', so: 'south', ea: 'east', we: 'west', noea: 'northeast', nowe: 'northwest', soea: 'southeast', sowe: 'southwest', sm: 'attention' }
-export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', auto: 'auto' }
+export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', auto: 'auto', vtt: 'vtt' }
 // Go's strconv.ParseBool; a value outside it is an error here (imgproxy warns and reads false).
 export const BOOLS: Record<string, boolean> = Object.fromEntries(['1', 't', 'T', 'true', 'TRUE', 'True', '0', 'f', 'F', 'false', 'FALSE', 'False'].map((v, i) => [v, i < 6]))
 
@@ -72,6 +82,22 @@ export function size (name: string, [width, height, enlarge, extend]: string[], 
 export function bool (name: string, value: string): boolean {
   return has(BOOLS, value) ? BOOLS[value]! : fail(name, `"${value}" is not a boolean (1 or 0)`)
 }
+/** video_thumbnail_tile:step:columns:rows:tile_width:tile_height, as imgproxy Pro writes it; the tile height follows the video. */
+export function storyboard (name: string, args: string[]): UrlStoryboard {
+  const [step = '', columns = '', rows = '', tileWidth = '', tileHeight = '', ...rest] = args
+  const whole = (value: string, min: number, max: number, what: string) =>
+    /^\d{1,4}$/.test(value) && Number(value) >= min && Number(value) <= max ? Number(value) : fail(name, `${what} "${value}" is not a whole number from ${min} to ${max}`)
+  if (tileHeight !== '' && tileHeight !== '0') fail(name, 'the tile height follows the video\'s aspect ratio: give 0')
+  if (rest.some(arg => arg !== '' && arg !== '0')) fail(name, 'extend_tile, trim, fill and focus are not supported')
+  const board: UrlStoryboard = { columns: whole(columns, 1, 50, 'columns'), rows: whole(rows, 1, 200, 'rows'), tileWidth: tileWidth === '' || tileWidth === '0' ? 160 : whole(tileWidth, 16, 640, 'tile_width') }
+  if (board.columns * board.rows > MAX_STORYBOARD_TILES) fail(name, `at most ${MAX_STORYBOARD_TILES} tiles (columns x rows)`)
+  if (step !== '' && Number(step) !== 0) {
+    if (!/^\d{1,4}(\.\d{1,3})?$/.test(step) || Number(step) < 0.1) fail(name, `step "${step}" is not seconds from 0.1 to 9999 (0: columns x rows over the whole video)`)
+    board.step = Number(step)
+  }
+  return board
+}
+
 export function seconds (name: string, value: string, percent: boolean): string {
   const match = /^(\d{1,6}(?:\.\d{1,3})?)(p?)$/.exec(value)
   if (match === null || (match[2] && !percent)) fail(name, `"${value}" is not ${percent ? 'seconds (12.5) or a percentage (10p)' : 'seconds (12.5)'}`)
@@ -118,11 +144,12 @@ export const HANDLERS = new Map<string, Handler>(Object.entries({
   // thumbd's own: '%' would have to be written %25 in a path, so a percentage is written 10p.
   at: (args, put, name) => put('at', seconds(name, one(name, args), true)),
   frame: (args, put, name) => put('frame', pick(name, { exact: 'exact', best: 'best' } as const, one(name, args), 'frame')),
+  video_thumbnail_tile: (args, put, name) => put('storyboard', storyboard(name, args)),
   // Changes only the URL (and so CDN keys and the ETag), as in imgproxy.
   cachebuster: (args, put, name) => put('cacheBuster', one(name, args) || undefined)
 } satisfies Record<string, Handler>))
 export const ALIASES = new Map(('rs=resize s=size rt=resizing_type w=width h=height el=enlarge g=gravity q=quality f=format ext=format ' +
-  'bg=background vts=video_thumbnail_second cb=cachebuster pr=preset').split(' ').map(pair => pair.split('=') as [string, string]))
+  'bg=background vts=video_thumbnail_second vtt=video_thumbnail_tile cb=cachebuster pr=preset').split(' ').map(pair => pair.split('=') as [string, string]))
 // imgproxy's other options (open-source edition): named as unsupported rather than unknown.
 export const UNSUPPORTED = new Set(('min-width mw min-height mh zoom z dpr extend ex extend_aspect_ratio extend_ar exar crop c trim t ' +
   'padding pd auto_rotate ar rotate rot flip fl blur bl sharpen sh pixelate pix watermark wm strip_metadata sm keep_copyright kcr ' +

@@ -160,8 +160,10 @@ function finish (draft: Draft): ThumbdUrlOptions {
     background: draft.background ?? undefined,
     at: draft.at,
     frame: draft.frame,
+    storyboard: draft.storyboard,
     cacheBuster: draft.cacheBuster
   }
+  if (options.format === 'vtt' && options.storyboard === undefined) throw new UrlOptionError('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
   // Unset settings are left out, so that equal options compare equal however they were reached.
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as unknown as ThumbdUrlOptions
 }
@@ -192,6 +194,7 @@ export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quali
     height: options.height ?? null,
     position: crops ? options.position ?? 'centre' : 'centre',
     quality: options.quality ?? defaults.quality,
+    storyboard: options.storyboard ?? null,
     width: options.width ?? null,
     withoutEnlargement: options.withoutEnlargement
   }

@@ -16,7 +16,7 @@ interface Shared {
   fetched: Promise<Fetched>
   /** Requests that joined and are not done: counted from the moment they join, so none can see the source go. */
   users: number
-  image?: Promise<JobResult>
+  image?: Promise<unknown>
 }
 
 export function createSharedWork () {
@@ -26,7 +26,7 @@ export function createSharedWork () {
    * Runs `use` with the shared fetch of `key` (started by `fetch` if none is under way); its `image` gives the
    * one job's result to whoever asks, started by the first that does.
    */
-  async function withShared<T> (key: string, fetch: () => Promise<Fetched>, job: (fetched: Fetched) => Promise<JobResult>, use: (fetched: Fetched, image: () => Promise<JobResult>) => Promise<T>): Promise<T> {
+  async function withShared<T, R = JobResult> (key: string, fetch: () => Promise<Fetched>, job: (fetched: Fetched) => Promise<R>, use: (fetched: Fetched, image: () => Promise<R>) => Promise<T>): Promise<T> {
     let shared = fetching.get(key)
     if (shared === undefined) {
       const started: Shared = { fetched: fetch(), users: 0 }
@@ -38,7 +38,7 @@ export function createSharedWork () {
     joined.users++
     try {
       const fetched = await joined.fetched
-      return await use(fetched, () => (joined.image ??= job(fetched)))
+      return await use(fetched, () => (joined.image ??= job(fetched)) as Promise<R>)
     } finally {
       if (--joined.users === 0) {
         joined.fetched.then(({ source }) => (joined.image ?? Promise.resolve()).catch(() => {}).finally(() => source.dispose()), () => {}).catch(() => {})
