@@ -2,7 +2,7 @@
 // stdout. Prebuilt sharp reads HEIF with AV1 inside only (HEVC is left out for patent reasons). Runs inside the
 // decoder sandbox (thumbd-sandbox-exec --read INPUT: no other file, no fork/exec, stdout a pipe).
 //
-//   heif-decode --max-pixels N [--max-side-hint W] [--threads T] INPUT
+//   heif-decode --max-pixels N [--fit MODE WIDTH HEIGHT] [--threads T] INPUT
 //
 // Exit status, with one line on stderr unless 0:
 //   0  the PNG is on stdout
@@ -17,9 +17,9 @@
 // go through a pipe, not to disk; level 1 costs ~8x the CPU to write (400 ms), ~3x to read. Raw pixels would
 // save ~50 ms of ~520 (both sides), but sharp's raw input cannot take the profile.
 //
-// --max-side-hint W: the consumer needs at most W pixels on the longer side (before any crop). An embedded
-// thumbnail is decoded instead when it has the primary's aspect, no more pixels, and at least the primary
-// scaled to W on both sides (iPhones that embed one make it 320x240: small thumbnails only).
+// --fit MODE WIDTH HEIGHT: the resize the consumer will make (sharp's fit: cover, contain, fill, inside, outside;
+// 0 for a side not given). An embedded thumbnail ('thmb') is decoded instead of the primary when the resize
+// would make the same image from it without enlarging it (see usable_thumbnail). Without --fit: the primary.
 // --threads T: libheif's max_decoding_threads, tiles decoded at once (default 1; 0: on the main thread).
 //
 // heif_init() is not called: in 1.15 it only loads plugins (a directory, LIBHEIF_PLUGIN_PATH); the built-in
@@ -136,22 +136,61 @@ static long derived_references (const uint8_t *data, size_t length, long limit) 
   return count;
 }
 
-/* The thumbnail to decode instead of the primary, or NULL (see --max-side-hint). */
-static struct heif_image_handle *usable_thumbnail (struct heif_image_handle *primary, int hint) {
+enum fit { FIT_NONE, FIT_COVER, FIT_CONTAIN, FIT_FILL, FIT_INSIDE, FIT_OUTSIDE };
+struct resize { enum fit fit; long width, height; };  /* a side of 0: not given */
+
+static enum fit fit_named (const char *name) {
+  static const char *const names[] = { "cover", "contain", "fill", "inside", "outside" };
+  for (int i = 0; i < 5; i++) if (strcmp(name, names[i]) == 0) return (enum fit)(i + 1);
+  fail(EXIT_USAGE, "heif-decode: unknown fit %s", name);
+}
+
+/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image.ts outputSize()
+ * rounds the same way): one side given keeps the aspect; both: cover/outside fill the box, contain/inside fit in
+ * it, fill stretches to it. */
+static void scaled_size (const struct resize *r, int w, int h, long *sw, long *sh) {
+  double sx = r->width > 0 ? (double)r->width / w : (double)r->height / h, sy = r->height > 0 ? (double)r->height / h : sx;
+  if (r->width > 0 && r->height > 0 && r->fit != FIT_FILL) {
+    int larger = r->fit == FIT_COVER || r->fit == FIT_OUTSIDE;
+    sx = sy = larger ? (sx > sy ? sx : sy) : (sx < sy ? sx : sy);
+  } else if (r->height == 0) sy = sx;
+  *sw = (long)(w * sx + 0.5), *sh = (long)(h * sy + 0.5);  /* Math.round */
+}
+
+/* The embedded thumbnail to decode instead of the primary, or NULL. As libvips' vips_thumbnail does for HEIF
+ * (resample/thumbnail.c, vips_thumbnail_open: heifload thumbnail=TRUE when the shrink from the thumbnail's size
+ * to the target is > 1.0, i.e. the thumbnail would not be enlarged). libvips needs > because its shrink is
+ * clipped to 1.0 under size=down; here the needed size is computed unclipped, so an exact fit is taken (a
+ * 320x240 thumbnail for the default 320 px output: a 1:1 copy). A thumbnail qualifies when it shows the primary's
+ * picture (its displayed size, after its own irot/clap, within a pixel of the primary's aspect: swapped sides
+ * cannot pass, though a square one rotated otherwise could, as libheif 1.15 does not tell an item's irot), is
+ * no larger than the primary (declared and coded: held to the primary's pixel limit), has the same alpha, and
+ * the resize makes from it the very size it makes from the primary, without enlarging it. The smallest such. */
+static struct heif_image_handle *usable_thumbnail (struct heif_image_handle *primary, int coded_w, int coded_h, const struct resize *r) {
   int w = heif_image_handle_get_width(primary), h = heif_image_handle_get_height(primary);
-  heif_item_id ids[8];
-  int count = hint > 0 ? heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, 8) : 0;
-  double need_w = (double)w * hint / (w > h ? w : h), need_h = (double)h * hint / (w > h ? w : h);
+  heif_item_id ids[16];
+  int count = r->fit != FIT_NONE && (r->width > 0 || r->height > 0) ? heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, 16) : 0;
+  long need_w, need_h;
+  scaled_size(r, w, h, &need_w, &need_h);
+  struct heif_image_handle *best = NULL;
   for (int i = 0; i < count; i++) {
     struct heif_image_handle *thumb = NULL;
     if (heif_image_handle_get_thumbnail(primary, ids[i], &thumb).code != heif_error_Ok) continue;
     int tw = heif_image_handle_get_width(thumb), th = heif_image_handle_get_height(thumb);
-    double aspect_error = (double)tw * h / w - th;  /* in pixels of the thumbnail */
-    if (aspect_error > -1 && aspect_error < 1 && tw <= w && th <= h && tw >= need_w - 0.5 && th >= need_h - 0.5 &&
-        heif_image_handle_has_alpha_channel(thumb) == heif_image_handle_has_alpha_channel(primary)) return thumb;
-    heif_image_handle_release(thumb);
+    int cw = heif_image_handle_get_ispe_width(thumb), ch = heif_image_handle_get_ispe_height(thumb);
+    long sw = 0, sh = 0;
+    if (tw > 0 && th > 0) scaled_size(r, tw, th, &sw, &sh);
+    double aspect_error = tw > 0 ? (double)tw * h / w - th : 2;  /* in pixels of the thumbnail */
+    int ok = tw > 0 && th > 0 && tw <= w && th <= h && (long long)tw * th < (long long)w * h &&
+             cw <= coded_w && ch <= coded_h &&
+             aspect_error > -1 && aspect_error < 1 && sw == need_w && sh == need_h && tw >= need_w && th >= need_h &&
+             heif_image_handle_has_alpha_channel(thumb) == heif_image_handle_has_alpha_channel(primary);
+    if (ok && (best == NULL || (long long)tw * th < (long long)heif_image_handle_get_width(best) * heif_image_handle_get_height(best))) {
+      if (best != NULL) heif_image_handle_release(best);
+      best = thumb;
+    } else heif_image_handle_release(thumb);
   }
-  return NULL;
+  return best;
 }
 
 /* The decoded planes (R, G, B, alpha), interleaved one row at a time as the PNG is written. */
@@ -200,17 +239,50 @@ static void write_png (const struct planes *in, int width, int height, const uin
   if (fflush(stdout) != 0) fail(EXIT_FAIL, "heif-decode: stdout: %s", strerror(errno));
 }
 
+/* Decodes `handle` into `planes`: NULL, or why not (libheif's errors other than bad input exit at once, as check()). */
+static const char *decode (struct heif_image_handle *handle, const struct heif_decoding_options *options, unsigned long long max_pixels,
+                           struct heif_image **image, struct planes *planes, int *out_w, int *out_h) {
+  static char message[256];
+  int alpha = heif_image_handle_has_alpha_channel(handle);
+  /* Planar RGB: libheif makes a grid planar RGB anyway, and its own interleaving pass costs more (~100 ms for
+   * 12 MP) than interleaving each row as it is written. */
+  struct heif_error error = heif_decode_image(handle, image, heif_colorspace_RGB, heif_chroma_444, options);
+  if (error.code != heif_error_Ok) {
+    if (error.code == heif_error_Memory_allocation_error || error.subcode == heif_suberror_Security_limit_exceeded) check(error);
+    snprintf(message, sizeof message, overrun || error.subcode == heif_suberror_End_of_data ? "truncated: %s" : "%s", error.message);
+    return message;
+  }
+  static const enum heif_channel wanted[4] = { heif_channel_R, heif_channel_G, heif_channel_B, heif_channel_Alpha };
+  *planes = (struct planes){ .count = alpha ? 4 : 3, .premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(handle) };
+  *out_w = heif_image_get_width(*image, heif_channel_R), *out_h = heif_image_get_height(*image, heif_channel_R);
+  if (*out_w <= 0 || *out_h <= 0 || (unsigned long long)*out_w * *out_h > max_pixels) return "decoding gave no usable image";
+  for (int c = 0; c < planes->count; c++) {  /* each plane at least the image's size: a hostile alpha image need not be */
+    planes->data[c] = heif_image_get_plane_readonly(*image, wanted[c], &planes->stride[c]);
+    planes->bits[c] = heif_image_get_bits_per_pixel_range(*image, wanted[c]);
+    if (planes->data[c] == NULL || planes->bits[c] < 8 || planes->bits[c] > 16 || heif_image_get_width(*image, wanted[c]) < *out_w ||
+        heif_image_get_height(*image, wanted[c]) < *out_h || planes->stride[c] < *out_w * (planes->bits[c] > 8 ? 2 : 1)) {
+      return "decoding gave no usable image";
+    }
+  }
+  return NULL;
+}
+
 int main (int argc, char **argv) {
-  unsigned long long max_pixels = 0, hint = 0, threads = 1;
+  unsigned long long max_pixels = 0, threads = 1;
+  struct resize resize = { FIT_NONE, 0, 0 };
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && strcmp(argv[i], "--max-pixels") == 0) max_pixels = number(argv[++i]);
-    else if (i + 1 < argc && strcmp(argv[i], "--max-side-hint") == 0) hint = number(argv[++i]);
+    else if (i + 3 < argc && strcmp(argv[i], "--fit") == 0) {
+      resize.fit = fit_named(argv[i + 1]), resize.width = (long)number(argv[i + 2]), resize.height = (long)number(argv[i + 3]), i += 3;
+    }
     else if (i + 1 < argc && strcmp(argv[i], "--threads") == 0) threads = number(argv[++i]);
     else if (argv[i][0] != '-' && path == NULL) path = argv[i];
     else fail(EXIT_USAGE, "heif-decode: unexpected argument %s", argv[i]);
   }
-  if (path == NULL || max_pixels == 0 || hint > MAX_SIDE || threads > 64) fail(EXIT_USAGE, "usage: heif-decode --max-pixels N [--max-side-hint W] [--threads T] INPUT");
+  if (path == NULL || max_pixels == 0 || resize.width > 65535 || resize.height > 65535 || threads > 64) {
+    fail(EXIT_USAGE, "usage: heif-decode --max-pixels N [--fit cover|contain|fill|inside|outside WIDTH HEIGHT] [--threads T] INPUT");
+  }
   signal(SIGPIPE, SIG_IGN);  /* a reader gone is exit 1 with a message, not a signal */
   /* Large blocks (each tile's buffers) stay in the heap for the next tile instead of being mmapped, faulted in
    * and unmapped once per tile: 26,000 page faults become 10,500 for 12 MP, ~60 ms of CPU. */
@@ -245,28 +317,24 @@ int main (int argc, char **argv) {
   /* A grid canvas is checked against the limit when decoded (>= is refused): none larger than the primary. */
   heif_context_set_maximum_image_size_limit(context, (coded_w > coded_h ? coded_w : coded_h) + 1);
 
-  struct heif_image_handle *source = usable_thumbnail(primary, (int)hint);
-  if (source == NULL) source = primary;
-  int alpha = heif_image_handle_has_alpha_channel(source);
   struct heif_decoding_options *options = heif_decoding_options_alloc();
   if (options == NULL) fail(EXIT_FAIL, "heif-decode: out of memory");
   options->convert_hdr_to_8bit = 1;
-  /* Planar RGB: libheif makes a grid planar RGB anyway, and its own interleaving pass costs more (~100 ms for
-   * 12 MP) than interleaving each row as it is written. */
-  struct heif_image *image;
-  check(heif_decode_image(source, &image, heif_colorspace_RGB, heif_chroma_444, options));
-
-  static const enum heif_channel wanted[4] = { heif_channel_R, heif_channel_G, heif_channel_B, heif_channel_Alpha };
-  struct planes planes = { .count = alpha ? 4 : 3, .premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(source) };
-  int out_w = heif_image_get_width(image, heif_channel_R), out_h = heif_image_get_height(image, heif_channel_R);
-  if (out_w <= 0 || out_h <= 0 || (unsigned long long)out_w * out_h > max_pixels) fail(EXIT_INPUT, "decoding gave no usable image");
-  for (int c = 0; c < planes.count; c++) {  /* each plane at least the image's size: a hostile alpha image need not be */
-    planes.data[c] = heif_image_get_plane_readonly(image, wanted[c], &planes.stride[c]);
-    planes.bits[c] = heif_image_get_bits_per_pixel_range(image, wanted[c]);
-    if (planes.data[c] == NULL || planes.bits[c] < 8 || planes.bits[c] > 16 || heif_image_get_width(image, wanted[c]) < out_w ||
-        heif_image_get_height(image, wanted[c]) < out_h || planes.stride[c] < out_w * (planes.bits[c] > 8 ? 2 : 1)) {
-      fail(EXIT_INPUT, "decoding gave no usable image");
-    }
+  struct heif_image *image = NULL;
+  struct planes planes;
+  int out_w = 0, out_h = 0;
+  /* A thumbnail that does not decode, or not to the size it declares, is passed over for the primary (as libvips
+   * blocks broken thumbnails): at most one more decode, of fewer pixels than the primary's. */
+  struct heif_image_handle *source = usable_thumbnail(primary, coded_w, coded_h, &resize);
+  if (source != NULL && (decode(source, options, max_pixels, &image, &planes, &out_w, &out_h) != NULL ||
+                         out_w != heif_image_handle_get_width(source) || out_h != heif_image_handle_get_height(source))) {
+    if (image != NULL) heif_image_release(image);
+    source = NULL, image = NULL;
+  }
+  if (source == NULL) {
+    source = primary;
+    const char *problem = decode(source, options, max_pixels, &image, &planes, &out_w, &out_h);
+    if (problem != NULL) fail(EXIT_INPUT, "%s", problem);
   }
 
   /* The ICC profile of what was decoded: a thumbnail's own, else the primary's. */

@@ -3,7 +3,7 @@
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
-import { decodeHeif } from './heif.ts'
+import { decodeHeif, type HeifResize } from './heif.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
@@ -26,10 +26,14 @@ const decodeOptions = (ctx: JobContext) => ({
   pages: 1
 })
 
-/** What sharp reads for an image source: its bytes or file, or for HEIC the PNG heif-decode makes of it. */
-export async function imageInput (source: JobSource, ctx: JobContext): Promise<ImageInput> {
+/**
+ * What sharp reads for an image source: its bytes or file, or for HEIC the PNG heif-decode makes of it.
+ * `resize`: the resize the input is for (a job's ImageOptions), so that a HEIC's embedded thumbnail can stand in
+ * for the full photo when it is large enough (workers/heif.ts); without it, the full photo.
+ */
+export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize): Promise<ImageInput> {
   const { ref, media } = source
-  if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx) }
+  if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx, resize) }
   if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
   return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
 }

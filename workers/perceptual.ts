@@ -16,7 +16,7 @@ const THUMBHASH_SIDE = 100
 export async function perceptual (task: PerceptualTask, ctx: JobContext): Promise<PerceptualResult> {
   const { ref, media } = task.source
   let input: ImageInput
-  if (media.kind === 'image') input = await imageInput(task.source, ctx)
+  if (media.kind === 'image') input = await imageInput(task.source, ctx, { width: WORKING_SIDE, height: WORKING_SIDE, fit: 'inside' })
   // The frame is shrunk in ffmpeg to cover the working size: a smaller pipe, and frame=best compares small frames.
   else input = { raw: await grabFrame(videoInput(ref), media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
   try {

@@ -5,5 +5,5 @@ import type { ImageResult, JobContext, ResizeTask } from '../contract/types.ts'
 
 export async function resize (task: ResizeTask, ctx: JobContext): Promise<ImageResult> {
   if (task.source.media.kind !== 'image') throw new JobError('UNSUPPORTED_MEDIA', 'resize takes images; use /api/thumbnail for videos')
-  return render(await imageInput(task.source, ctx), task.image, ctx)
+  return render(await imageInput(task.source, ctx, task.image), task.image, ctx)
 }

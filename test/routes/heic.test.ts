@@ -3,12 +3,13 @@
 // and leaves nothing behind.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
+import { thumbHashToAverageRGBA } from 'thumbhash'
 import { AUTH, build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren, listen } from '../faults/helpers.ts'
 import { startStaticServer } from '../../load/static-server.ts'
@@ -88,4 +89,141 @@ test('hostile HEIF: over the pixel limit, truncated, corrupt, a HEIF brand on ga
   assert.deepEqual(leftoverTempFiles(app), [])
   const server = await listen(app)
   assert.equal((await fetch(`${server}/health`)).status, 200)
+})
+
+/**
+ * A HEIC whose embedded thumbnail is a different picture from its primary, which no camera would write: made
+ * with libheif's C API (heif-enc's -t always scales the primary), so the test can tell which one was decoded.
+ * Flat colours; an ICC file or '-' for each. Compiled at test time, as native/heif-decode is (libheif-dev).
+ */
+const MAKE_HEIC_WITH_THUMBNAIL = String.raw`#include <libheif/heif.h>
+#include <stdio.h>
+#include <stdlib.h>
+static struct heif_image *flat (int w, int h, const char *hex, const char *icc) {
+  struct heif_image *image;
+  int stride;
+  unsigned long rgb = strtoul(hex, NULL, 16);
+  heif_image_create(w, h, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image);
+  heif_image_add_plane(image, heif_channel_interleaved, w, h, 8);
+  uint8_t *p = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+  for (int y = 0; y < h; y++) for (int x = 0; x < w; x++) p[y * stride + x * 3] = rgb >> 16, p[y * stride + x * 3 + 1] = rgb >> 8, p[y * stride + x * 3 + 2] = rgb;
+  static char data[1 << 16];
+  FILE *f = icc[0] == '-' ? NULL : fopen(icc, "rb");
+  if (f != NULL) heif_image_set_raw_color_profile(image, "prof", data, fread(data, 1, sizeof data, f));
+  return image;
+}
+static void check (struct heif_error e) { if (e.code) fprintf(stderr, "%s\n", e.message), exit(1); }
+int main (int argc, char **argv) {  /* OUT W H RRGGBB ICC THUMB_W THUMB_H RRGGBB ICC */
+  struct heif_context *ctx = heif_context_alloc();
+  struct heif_encoder *encoder;
+  struct heif_image_handle *primary, *thumb;
+  if (argc != 10) return 64;
+  check(heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &encoder));
+  check(heif_context_encode_image(ctx, flat(atoi(argv[2]), atoi(argv[3]), argv[4], argv[5]), encoder, NULL, &primary));
+  check(heif_context_encode_image(ctx, flat(atoi(argv[6]), atoi(argv[7]), argv[8], argv[9]), encoder, NULL, &thumb));
+  check(heif_context_assign_thumbnail(ctx, thumb, primary));  /* 1.15's C API takes the thumbnail first, as its C++ one says */
+  check(heif_context_write_to_file(ctx, argv[1]));
+  return 0;
+}
+`
+
+async function heicWithThumbnail (name: string, primary: [number, number, string, string], thumbnail: [number, number, string, string]): Promise<Buffer> {
+  const tool = join(dir, 'heic-with-thumbnail')
+  if (!existsSync(tool)) {
+    writeFileSync(`${tool}.c`, MAKE_HEIC_WITH_THUMBNAIL)
+    const { stdout } = await run('pkg-config', ['--cflags', '--libs', 'libheif'])
+    await run('cc', ['-O1', '-o', tool, `${tool}.c`, ...stdout.trim().split(/\s+/)])
+  }
+  await run(tool, [join(dir, name), ...[...primary, ...thumbnail].map(String)])
+  return readFileSync(join(dir, name))
+}
+
+const RED = 'ff0000'
+const BLUE = '0000ff'
+/** Which of the two flat pictures a reply shows (stored values: a kept profile does not change them). */
+async function picture (image: Buffer): Promise<'red' | 'blue' | string> {
+  const { channels: [r, g, b] } = await sharp(image).stats()
+  if (r!.mean > 200 && g!.mean < 40 && b!.mean < 40) return 'red'
+  if (b!.mean > 200 && r!.mean < 40 && g!.mean < 40) return 'blue'
+  return `neither: ${[r, g, b].map(c => c!.mean.toFixed(0)).join(',')}`
+}
+
+test('an embedded thumbnail stands in for the photo when the output can be made from it without enlarging it, else the photo is decoded', async (t) => {
+  const app = await build(t)
+  // A 1600x1200 red photo with a 320x240 blue thumbnail (iPhones embed one of about that size).
+  const photo = await heicWithThumbnail('thumbed.heic', [1600, 1200, RED, '-'], [320, 240, BLUE, '-'])
+  const cases: Array<[string, string, 'red' | 'blue', [number, number]]> = [
+    ['thumbnail', '', 'blue', [320, 240]], // the default thumbnail: 320 px wide, exactly the thumbnail
+    ['thumbnail', '?width=200', 'blue', [200, 150]],
+    ['thumbnail', '?width=321', 'red', [321, 241]], // one pixel more than the thumbnail has
+    ['thumbnail', '?height=240', 'blue', [320, 240]],
+    ['thumbnail', '?height=241', 'red', [321, 241]],
+    ['thumbnail', '?width=320&height=320', 'red', [320, 320]], // cover: 427x320 before the crop
+    ['thumbnail', '?width=300&height=225&fit=cover', 'blue', [300, 225]],
+    ['thumbnail', '?width=320&height=320&fit=inside', 'blue', [320, 240]],
+    ['thumbnail', '?width=320&height=320&fit=contain&format=png', 'blue', [320, 320]],
+    ['thumbnail', '?width=320&height=240&fit=fill', 'blue', [320, 240]],
+    ['thumbnail', '?width=320&height=241&fit=fill', 'red', [320, 241]],
+    ['thumbnail', '?width=100&height=240&fit=outside', 'blue', [320, 240]],
+    ['thumbnail', '?width=100&height=241&fit=outside', 'red', [321, 241]],
+    ['resize', '?width=160&format=webp', 'blue', [160, 120]],
+    ['resize', '?width=800&format=webp', 'red', [800, 600]]
+  ]
+  for (const [route, query, want, size] of cases) {
+    const res = await postMedia(app, route, photo, 'image/heic', query)
+    assert.equal(res.statusCode, 200, `${route}${query}: ${res.body}`)
+    const meta = await decoded(res.rawPayload)
+    assert.deepEqual([meta.width, meta.height], size, `${route}${query}: size`)
+    // contain: the picture is the band between the (transparent) bars.
+    const shown = query.includes('contain') ? await sharp(res.rawPayload).extract({ left: 0, top: 40, width: 320, height: 240 }).toBuffer() : res.rawPayload
+    assert.equal(await picture(shown), want, `${route}${query}`)
+  }
+  // /api/hash works on a 256 px picture: the 320x240 thumbnail serves; a 160x120 one does not, but serves a 160 px thumbnail.
+  const small = await heicWithThumbnail('small.heic', [1600, 1200, RED, '-'], [160, 120, BLUE, '-'])
+  for (const [name, body, want] of [['thumbed', photo, 'blue'], ['small', small, 'red']] as const) {
+    const res = await postMedia(app, 'hash', body, 'image/heic')
+    assert.equal(res.statusCode, 200, res.body)
+    const { r, b } = thumbHashToAverageRGBA(Buffer.from(res.json().perceptual.thumbhash, 'base64'))
+    assert.equal(r > 0.8 && b < 0.2 ? 'red' : b > 0.8 && r < 0.2 ? 'blue' : `r ${r} b ${b}`, want, `${name}: the ThumbHash's colour`)
+    assert.deepEqual([res.json().perceptual.width, res.json().perceptual.height], [256, 192], name)
+  }
+  assert.equal(await picture((await postMedia(app, 'thumbnail', small, 'image/heic', '?width=160')).rawPayload), 'blue')
+  // A thumbnail of another shape (320x200 for 4:3) is never taken, not even where fill would stretch either to the same size.
+  const reshaped = await heicWithThumbnail('reshaped.heic', [1600, 1200, RED, '-'], [320, 200, BLUE, '-'])
+  for (const query of ['?width=100', '?width=100&height=50&fit=fill']) {
+    assert.equal(await picture((await postMedia(app, 'thumbnail', reshaped, 'image/heic', query)).rawPayload), 'red', `reshaped${query}`)
+  }
+  // 322x241 is 4:3 to half a pixel: taken where it gives the very size the photo would (100x75), not where
+  // rounding would make the reply a pixel shorter (50x37 instead of 50x38).
+  const rounded = await heicWithThumbnail('rounded.heic', [1600, 1200, RED, '-'], [322, 241, BLUE, '-'])
+  for (const [query, want, size] of [['?width=100', 'blue', [100, 75]], ['?width=50', 'red', [50, 38]]] as const) {
+    const res = await postMedia(app, 'thumbnail', rounded, 'image/heic', query)
+    const meta = await decoded(res.rawPayload)
+    assert.deepEqual([await picture(res.rawPayload), meta.width, meta.height], [want, ...size], `rounded${query}`)
+  }
+})
+
+test('a thumbnail stand-in has the colour profile the photo would have: its own, else the photo\'s', async (t) => {
+  const app = await build(t)
+  const p3 = join(dir, 'display-p3.icc')
+  const p3Profile = (await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).withIccProfile('p3').jpeg().toBuffer().then(b => sharp(b).metadata())).icc!
+  writeFileSync(p3, p3Profile)
+  const profileOf = async (image: Buffer) => {
+    const { icc } = await decoded(image)
+    return icc === undefined ? 'none' : icc.equals(p3Profile) ? 'p3' : 'other'
+  }
+  // The photo is Display P3, its thumbnail says nothing: the thumbnail is the photo's, in the photo's colours.
+  const photoP3 = await heicWithThumbnail('photo-p3.heic', [1600, 1200, RED, p3], [320, 240, BLUE, '-'])
+  for (const query of ['', '?width=640']) {
+    const res = await postMedia(app, 'thumbnail', photoP3, 'image/heic', query)
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual([await picture(res.rawPayload), await profileOf(res.rawPayload)], [query === '' ? 'blue' : 'red', 'p3'], query)
+  }
+  // The thumbnail carries a profile of its own: that one, not the photo's (none: sRGB).
+  const thumbP3 = await heicWithThumbnail('thumb-p3.heic', [1600, 1200, RED, '-'], [320, 240, BLUE, p3])
+  for (const query of ['', '?width=640']) {
+    const res = await postMedia(app, 'thumbnail', thumbP3, 'image/heic', query)
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual([await picture(res.rawPayload), await profileOf(res.rawPayload)], query === '' ? ['blue', 'p3'] : ['red', 'none'], query)
+  }
 })
