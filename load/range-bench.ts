@@ -3,9 +3,10 @@
 // made once by ffmpeg (one minute encoded, then copied end to end with -c copy) under load/.media/, served by a
 // loopback origin that answers ranges and counts the bytes it sends (range-origin.ts), and asked of a thumbd
 // started as `npm start` is: the poster frame at 50 % (exact and keyframe seeks) and a 60-tile storyboard.
-// Prints each case's median time, the bytes the origin sent, and the server's peak memory.
+// Prints each case's median time, the bytes the origin sent, and the server's peak memory; then seek=keyframe
+// against the exact frame on a long-GOP clip (10 s of 1080p, one keyframe, frame at 8 s), uploaded.
 import { execFile } from 'node:child_process'
-import { stat, writeFile } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
@@ -43,6 +44,15 @@ async function longVideos (): Promise<{ mp4: string, mkv: string }> {
   }
   if (!(await stat(mkv).catch(() => undefined))) await run('ffmpeg', ['-loglevel', 'error', '-y', '-i', mp4, '-c', 'copy', mkv])
   return { mp4, mkv }
+}
+
+/** One keyframe in 10 s of 1080p: an exact frame at 8 s decodes ~200 frames, a keyframe seek one. */
+async function longGopClip (): Promise<string> {
+  const path = join(MEDIA_DIR, 'range-long-gop-1080p.mp4')
+  if (await stat(path).catch(() => undefined)) return path
+  await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=10',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', path])
+  return path
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
@@ -104,6 +114,21 @@ try {
     lines.push(`| ${c.name} | ${(median(list.map(r => r.ms)) / 1000).toFixed(2)} s | ${mb(bytes)} | ${(100 * bytes / size).toFixed(2)} % | ${median(list.map(r => r.requests))} |`)
   }
   lines.push('', `peak RSS of the server and its helpers during a 60-tile storyboard: ${mb(peakRssBytes)}`)
+
+  // seek=keyframe on a long GOP, uploaded: alternating, `repeats` pairs.
+  const clip = await readFile(await longGopClip())
+  const times: Record<string, number[]> = { exact: [], keyframe: [] }
+  for (let round = 0; round < repeats; round++) {
+    for (const seek of ['exact', 'keyframe']) {
+      const started = performance.now()
+      const res = await fetch(`${server.base}/api/thumbnail?at=8&seek=${seek}`, { method: 'POST', headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'video/mp4' }, body: clip })
+      await res.arrayBuffer()
+      if (res.status !== 200) throw new Error(`long GOP, ${seek}: ${res.status}`)
+      times[seek]!.push(performance.now() - started)
+    }
+  }
+  const [exact, keyframe] = [median(times.exact!), median(times.keyframe!)]
+  lines.push(`long GOP (10 s of 1080p, one keyframe), frame at 8 s, uploaded: exact ${(exact / 1000).toFixed(2)} s, seek=keyframe ${(keyframe / 1000).toFixed(2)} s (${(exact / keyframe).toFixed(1)}x faster)`)
   process.stdout.write(lines.join('\n') + '\n')
 } finally {
   await server.stop()
