@@ -227,7 +227,7 @@ static int enter_landlock (const struct thumbd_sandbox *sandbox, int abi, char *
 /* How one syscall is treated; everything not listed is allowed. */
 struct rule {
   uint32_t nr;
-  enum { ERRNO, CLONE, SELF, IOCTL, TCP_SOCKET } kind;
+  enum { ERRNO, CLONE, SELF, IOCTL, TCP_SOCKET, NO_FASTOPEN } kind;
   uint32_t error;        /* ERRNO: the errno returned */
   int which_arg;         /* SELF: argument that must equal `which` (-1: none)... */
   uint32_t which;
@@ -285,6 +285,14 @@ static void emit_rule (struct filter *f, const struct rule *r, uint32_t self) {
     LOAD(f, ARG_LOW(2));
     op(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0);
     op(f, BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 1, 0);
+    RET(f, DENY(EPERM));
+    RET(f, SECCOMP_RET_ALLOW);
+    break;
+  case NO_FASTOPEN:  /* MSG_FASTOPEN connects from sendto/sendmsg without connect(), which is all Landlock's
+                      * port rule sees (landlock-lsm/linux#41): refused, whatever the flags' argument */
+    op(f, BPF_JMP | BPF_JEQ | BPF_K, r->nr, 0, 4);
+    LOAD(f, ARG_LOW(r->which_arg));
+    op(f, BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 0, 1);
     RET(f, DENY(EPERM));
     RET(f, SECCOMP_RET_ALLOW);
     break;
@@ -360,7 +368,10 @@ static void build_filter (struct filter *f, int allow_exec, int allow_tcp) {
   /* Sockets of every family: TCP/UDP, unix (the Docker socket, abstract names), netlink, raw; and the
    * IPC objects Landlock does not see (SysV segments of our uid, POSIX message queues). */
   static const uint32_t network[] = { __NR_socket, __NR_socketpair, __NR_shmget, __NR_shmat, __NR_msgget,
-    __NR_semget, __NR_mq_open };
+    __NR_semget, __NR_mq_open,
+    /* With a TCP socket allowed (the range reader's port): no server side. listen() on an unbound socket
+     * binds an ephemeral port on every address without bind(), which Landlock does not see (#15). */
+    __NR_bind, __NR_listen, __NR_accept, __NR_accept4 };
   /* Kernel attack surface a decoder never needs: keyrings, BPF, perf, userfaultfd (used to win kernel
    * races), io_uring (its operations bypass seccomp), modules, kexec, clocks, personality (can turn
    * off ASLR for an exec). */
@@ -398,6 +409,11 @@ static void build_filter (struct filter *f, int allow_exec, int allow_tcp) {
       if (allow_tcp && nr == __NR_socket) ADD(.nr = nr, .kind = TCP_SOCKET);
       else ADD(.nr = nr, .kind = ERRNO, .error = EPERM);
     }
+  }
+  if (allow_tcp) {  /* the flags argument of each: sendto(fd, buf, len, flags, ...), sendmsg(fd, msg, flags), sendmmsg(fd, v, n, flags) */
+    ADD(.nr = __NR_sendto, .kind = NO_FASTOPEN, .which_arg = 3);
+    ADD(.nr = __NR_sendmsg, .kind = NO_FASTOPEN, .which_arg = 2);
+    ADD(.nr = __NR_sendmmsg, .kind = NO_FASTOPEN, .which_arg = 3);
   }
   /* Signals only to ourselves (raise, abort): same-uid processes would otherwise be fair game, and
    * kill(0) reaches the whole process group, the zygote included. Landlock's signal scope (ABI 6)

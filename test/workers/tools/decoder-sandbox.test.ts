@@ -129,12 +129,77 @@ try udp 'exec 7<> /dev/udp/127.0.0.1/${port(reader)}'
   try {
     for (const zygote of [undefined, detected.sandbox.zygote]) {
       const { stdout } = await runTool(BASH, ['-c', script], {
-        signal: AbortSignal.timeout(10_000), maxStdoutBytes: 1 << 16, children: new SharedArrayBuffer(4), anyExitCode: true,
-        sandbox: { ...detected.sandbox, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10, zygote }, connectPort: port(reader)
+        signal: AbortSignal.timeout(10_000),
+        maxStdoutBytes: 1 << 16,
+        children: new SharedArrayBuffer(4),
+        anyExitCode: true,
+        sandbox: { ...detected.sandbox, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10, zygote },
+        connectPort: port(reader)
       })
       const results = Object.fromEntries(stdout.toString().trim().split('\n').map(line => line.split(' ')))
       assert.deepEqual(results, { 'reader-port': 'ok', 'other-port': 'denied', udp: 'denied' }, zygote === undefined ? 'started afresh' : 'forked from a zygote')
     }
+  } finally {
+    reader.close()
+    other.close()
+  }
+})
+
+/** What a compiled exploit would try with a TCP socket in hand, each line "<what> ok|denied". */
+const SOCKET_TRICKS = String.raw`
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static struct sockaddr_in at (int port) { struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }; inet_pton(AF_INET, "127.0.0.1", &a.sin_addr); return a; }
+static void say (const char *what, int ok) { printf("%s %s\n", what, ok ? "ok" : "denied"); }
+int main (int argc, char **argv) {
+  int reader = atoi(argv[1]), other = atoi(argv[2]);
+  struct sockaddr_in a = at(reader);
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  say("reader-port", s >= 0 && connect(s, (void *)&a, sizeof a) == 0);
+  a = at(other); s = socket(AF_INET, SOCK_STREAM, 0);
+  say("fast-open-elsewhere", s >= 0 && sendto(s, "x", 1, MSG_FASTOPEN, (void *)&a, sizeof a) >= 0);
+  s = socket(AF_INET, SOCK_STREAM, 0);
+  say("listen-unbound", s >= 0 && listen(s, 1) == 0);
+  a = at(0); s = socket(AF_INET, SOCK_STREAM, 0);
+  say("bind", s >= 0 && bind(s, (void *)&a, sizeof a) == 0);
+  say("ipv6", socket(AF_INET6, SOCK_STREAM, 0) >= 0);
+  return 0;
+}
+`
+
+test('with a TCP socket allowed, what Landlock\'s port rule does not see is refused: TCP Fast Open elsewhere, listen without bind, bind, IPv6', async () => {
+  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env: { PATH: process.env.PATH! } })
+  const dir = mkdtempSync(join(tmpdir(), 'thumbd-socket-tricks-'))
+  writeFileSync(join(dir, 'tricks.c'), SOCKET_TRICKS)
+  execFileSync('cc', ['-O1', '-o', join(dir, 'tricks'), join(dir, 'tricks.c')])
+  const listen = async () => {
+    const server = createServer(socket => socket.destroy())
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    return server
+  }
+  const [reader, other] = [await listen(), await listen()]
+  let reachedOther = false
+  other.on('connection', () => { reachedOther = true })
+  const port = (server: ReturnType<typeof createServer>) => (server.address() as { port: number }).port
+  try {
+    for (const zygote of [undefined, detected.sandbox.zygote]) {
+      const { stdout } = await runTool(join(dir, 'tricks'), [String(port(reader)), String(port(other))], {
+        signal: AbortSignal.timeout(10_000),
+        maxStdoutBytes: 1 << 16,
+        children: new SharedArrayBuffer(4),
+        anyExitCode: true,
+        sandbox: { ...detected.sandbox, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10, zygote },
+        connectPort: port(reader),
+        reads: [dir]
+      })
+      const results = Object.fromEntries(stdout.toString().trim().split('\n').map(line => line.split(' ')))
+      assert.deepEqual(results, { 'reader-port': 'ok', 'fast-open-elsewhere': 'denied', 'listen-unbound': 'denied', bind: 'denied', ipv6: 'denied' }, zygote === undefined ? 'started afresh' : 'forked from a zygote')
+    }
+    assert.equal(reachedOther, false, 'nothing reached the other port')
   } finally {
     reader.close()
     other.close()
