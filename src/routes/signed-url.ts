@@ -9,7 +9,7 @@ import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath } from '../signed-urls/parse.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
-import { signedUrlPath, verifySignature } from '../signed-urls/signature.ts'
+import { signedUrlPath, signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
@@ -41,13 +41,16 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
   const shared = createSharedWork()
   const cacheControl = `public, max-age=${config.urlCacheMaxAgeSeconds}`
 
-  function checkSignature (signature: string, path: string) {
+  /** The pair that signed the path, or 'insecure' (where allowed): a URL the reply hands out is signed the same way, never better. */
+  function checkSignature (signature: string, path: string): SigningKey | 'insecure' {
     if (signature === 'insecure') {
       if (!config.allowUnsignedUrls) throw new errors.BadSignature('unsigned URLs are off (ALLOW_UNSIGNED_URLS)')
-      return
+      return 'insecure'
     }
     // imgproxy signs the path as proxies and browsers may have rewritten it back (%3A, http:/).
-    if (!verifySignature(signature, redenormalizePath(path), config.urlSigning)) throw new errors.BadSignature('it does not match this path')
+    const signer = signerOf(signature, redenormalizePath(path), config.urlSigning)
+    if (signer === undefined) throw new errors.BadSignature('it does not match this path')
+    return signer
   }
 
   app.get('/i/*', {
@@ -60,10 +63,10 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     }
   }, async (request, reply) => {
     const { signature, path } = splitSigned(request.raw.url ?? '')
-    checkSignature(signature, path)
+    const signer = checkSignature(signature, path)
     // The extension, if any, is in options.format already.
     const { source, extension, options } = parse(path, config.urlPresets)
-    if (options.storyboard !== undefined) return storyboardReply(request, reply, { path, extension, source, options })
+    if (options.storyboard !== undefined) return storyboardReply(request, reply, { path, extension, source, options, signer })
     if (options.autoFit === true) throw new errors.BadOptions('rs:auto with both sides is not supported; use fit or fill')
     if (options.format === 'vtt') throw new errors.BadOptions('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
     const asked = options.format
@@ -100,7 +103,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
    * video_thumbnail_tile: the sprite sheet as an image (JPEG, or WebP), or with .vtt the WebVTT whose cues point
    * at that sprite's own signed URL (the same path, .jpg): two URLs a CDN caches and a player reads.
    */
-  async function storyboardReply (request: FastifyRequest, reply: FastifyReply, { path, extension, source, options }: Pick<ParsedPath, 'extension' | 'source' | 'options'> & { path: string }) {
+  async function storyboardReply (request: FastifyRequest, reply: FastifyReply, { path, extension, source, options, signer }: Pick<ParsedPath, 'extension' | 'source' | 'options'> & { path: string, signer: SigningKey | 'insecure' }) {
     const board = options.storyboard!
     const asked = options.format ?? 'jpeg'
     if (asked !== 'jpeg' && asked !== 'webp' && asked !== 'vtt') throw new errors.BadOptions('a storyboard\'s sprite is jpg or webp (or .vtt for its cues)')
@@ -126,16 +129,20 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       if (notModified(request, reply, etag, false, cacheControl)) return reply.send()
       const result = await storyboard()
       if (asked !== 'vtt') return sendImage(reply, { ...result, value: { ...result.value, data: result.value.sprite } }, etag, false, cacheControl)
-      const sprite = spriteUrl(path, extension!)
+      const sprite = spriteUrl(path, extension!, signer)
       return reply.header('content-type', 'text/vtt; charset=utf-8').header('etag', etag).header('cache-control', cacheControl).send(webVtt(result.value, sprite))
     })
   }
 
-  /** The signed GET URL of a storyboard's sprite: the .vtt's own path ending in .jpg (or @jpg), signed with the first key. */
-  function spriteUrl (path: string, extension: string): string {
-    const spritePath = `${path.slice(0, path.length - extension.length)}jpg`
-    const [first] = config.urlSigning
-    return first === undefined ? `/i/insecure${spritePath}` : signedUrlPath(spritePath, first.key, first.salt)
+  /**
+   * The GET URL of a storyboard's sprite: the .vtt's own path (as signatures read it: redenormalised) ending in
+   * .jpg (or @jpg), signed by the pair that signed the .vtt's URL, or unsigned for an unsigned one: a reply never
+   * holds a signature its request did not already have the power to make.
+   */
+  function spriteUrl (path: string, extension: string, signer: SigningKey | 'insecure'): string {
+    const normal = redenormalizePath(path)
+    const spritePath = `${normal.slice(0, normal.length - extension.length)}jpg`
+    return signer === 'insecure' ? `/i/insecure${spritePath}` : signedUrlPath(spritePath, signer.key, signer.salt)
   }
 }
 

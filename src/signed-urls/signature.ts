@@ -62,13 +62,18 @@ export function signedUrlPath (path: string, key: Uint8Array, salt: Uint8Array):
  * refused), for the same reason. Truncated signatures (imgproxy's IMGPROXY_SIGNATURE_SIZE) are not taken.
  */
 export function verifySignature (signature: string, path: string, keys: readonly SigningKey[]): boolean {
+  return signerOf(signature, path, keys) !== undefined
+}
+
+/** The pair that signed `path` (checked as verifySignature says), if any: what may sign a URL the reply hands out. */
+export function signerOf (signature: string, path: string, keys: readonly SigningKey[]): SigningKey | undefined {
   const wellFormed = SIGNATURE_TEXT.test(signature)
   // Go's RawURLEncoding ignores the unused low bits of the last character, and so does Buffer: both
   // accept the same strings.
   const given = wellFormed ? Buffer.from(signature, 'base64url') : Buffer.alloc(SIGNATURE_BYTES)
-  let matched = false
-  for (const { key, salt } of keys) {
-    if (timingSafeEqual(mac(path, key, salt), given)) matched = true
+  let signer: SigningKey | undefined
+  for (const pair of keys) {
+    if (timingSafeEqual(mac(path, pair.key, pair.salt), given)) signer ??= pair
   }
-  return matched && wellFormed
+  return wellFormed ? signer : undefined
 }

@@ -170,7 +170,8 @@ class Session {
       if (seen > 0 && !data.subarray(0, seen).equals(head.subarray(start, start + seen))) {
         throw new errors.SourceFetchFailed('the source answered other bytes for a range it had already sent')
       }
-      for (let i = 0; i < count; i++) this.keep(first + i, data.subarray(i * BLOCK_BYTES, (i + 1) * BLOCK_BYTES))
+      // Copies: a view would keep the whole run's buffer alive as long as any one of its blocks is kept.
+      for (let i = 0; i < count; i++) this.keep(first + i, Buffer.from(data.subarray(i * BLOCK_BYTES, (i + 1) * BLOCK_BYTES)))
       return data
     } catch (err) {
       throw err instanceof ThumbdError ? err : fetchError(err, signal)

@@ -12,18 +12,25 @@ const KEY = Buffer.from('943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab824
 const SALT = Buffer.from('520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5', 'hex')
 const sign = (path: string) => signedUrlPath(path, KEY, SALT)
 
-async function setup (t: import('node:test').TestContext) {
+/** A second pair, as during a key rotation. */
+const [KEY2, SALT2] = [Buffer.alloc(32, 7), Buffer.alloc(16, 9)]
+
+async function setup (t: import('node:test').TestContext, env: Record<string, string> = {}) {
   const origin = await startOrigin({ 'clip.mp4': await media('long-mp4'), 'photo.jpg': await media('jpeg') })
   t.after(origin.close)
   const app = await build(t, {
-    URL_SIGNING_KEYS: KEY.toString('hex'),
-    URL_SIGNING_SALTS: SALT.toString('hex'),
+    URL_SIGNING_KEYS: `${KEY.toString('hex')},${KEY2.toString('hex')}`,
+    URL_SIGNING_SALTS: `${SALT.toString('hex')},${SALT2.toString('hex')}`,
     ALLOW_PRIVATE_SOURCES: 'true',
     ALLOWED_SOURCES: origin.url(''),
-    RANGE_READ_MIN_BYTES: '0'
+    RANGE_READ_MIN_BYTES: '0',
+    ...env
   })
   return { app, origin }
 }
+
+/** The sprite URL of the first cue of a .vtt reply. */
+const firstCueUrl = (vtt: string) => vtt.split('\n\n')[1]!.split('\n')[1]!.split('#')[0]!
 
 test('a storyboard by GET: the sprite, and its WebVTT whose every cue points inside the sprite at its own signed URL', async (t) => {
   const { app, origin } = await setup(t)
@@ -75,4 +82,19 @@ test('a storyboard by GET at a fixed step; refusals: .vtt without a storyboard, 
     const res = await app.inject({ url: sign(path) })
     assert.equal(res.statusCode, status, `${path}: ${res.body}`)
   }
+})
+
+test('a .vtt reply signs its sprite URL as its own URL was signed: by the same pair, unsigned when unsigned, over the path as signatures read it', async (t) => {
+  const { app, origin } = await setup(t, { ALLOW_UNSIGNED_URLS: 'true' })
+  const path = `/vtt:0:2:1:64/plain/${origin.url('clip.mp4')}`
+  const bySecond = await app.inject({ url: signedUrlPath(`${path}@vtt`, KEY2, SALT2) })
+  assert.equal(bySecond.statusCode, 200, bySecond.body)
+  assert.equal(firstCueUrl(bySecond.body), signedUrlPath(`${path}@jpg`, KEY2, SALT2), 'signed by the pair that signed the .vtt')
+  const unsigned = await app.inject({ url: `/i/insecure${path}@vtt` })
+  assert.equal(firstCueUrl(unsigned.body), `/i/insecure${path}@jpg`, 'an unsigned request gets no signature')
+  // A proxy's rewrite (%3A for ':') is undone before signing: the sprite URL it hands out is one thumbd accepts.
+  const rewritten = path.replace('vtt:0:2:1:64', 'vtt%3A0%3A2%3A1%3A64')
+  const vtt = await app.inject({ url: `${sign(`${path}@vtt`).slice(0, 46)}${rewritten}@vtt` })
+  assert.equal(vtt.statusCode, 200, vtt.body)
+  assert.equal((await app.inject({ url: firstCueUrl(vtt.body) })).statusCode, 200, 'the sprite URL in the cues is accepted')
 })
