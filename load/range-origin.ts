@@ -28,6 +28,8 @@ export type Misbehaviour =
   | 'drip' // one byte a second
   | 'redirect' // 302 to `redirectTo`
   | 'changed' // the file changed: 200 with the whole file to an If-Range that no longer holds
+  | 'capped' // an open range answered with 64 KiB at most (some servers cap what one answer carries)
+  | 'no-ranges' // 416 to any Range, 200 without one
 
 export interface OriginOptions {
   misbehave?: Misbehaviour
@@ -58,8 +60,10 @@ export async function startOrigin (files: Record<string, OriginFile>, { misbehav
     const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '')
     if (match === null || (wrong && (misbehave === 'ignore-range' || misbehave === 'changed'))) return send(200, {}, 0, size - 1)
     if (wrong && misbehave === 'redirect') return response.writeHead(302, { location: redirectTo ?? '/' }).end()
+    if (wrong && misbehave === 'no-ranges') return response.writeHead(416, { 'content-range': `bytes */${size}` }).end()
     const start = Number(match[1])
-    const end = Math.min(match[2] === '' ? size - 1 : Number(match[2]), size - 1)
+    const asked = Math.min(match[2] === '' ? size - 1 : Number(match[2]), size - 1)
+    const end = wrong && misbehave === 'capped' ? Math.min(asked, start + 64 * 1024 - 1) : asked
     if (start >= size) return response.writeHead(416, { 'content-range': `bytes */${size}` }).end()
     const shown = wrong && misbehave === 'other-size'
       ? `bytes ${start}-${end}/${size + 1000}`

@@ -2,20 +2,18 @@
 // (part "file"; option fields before it) or JSON { "url": ..., ...options }. All three end in the same
 // spool with the same limits. Raw bodies are taken as a stream (the content-type parser only passes it
 // on), so options are validated and admission decided before a single body byte is read.
-import { createHash } from 'node:crypto'
-import { finished, Readable } from 'node:stream'
+import { finished, type Readable } from 'node:stream'
 import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
-import { createFetcher, discard, fetchError, type FetchedBody } from '../sources/fetch-source.ts'
-import { nextOrAbort, peek, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
-import { parseContentRange } from '../sources/byte-ranges.ts'
+import { createFetcher, discard, fetchError } from '../sources/fetch-source.ts'
+import { fromFirstRange } from '../sources/first-range.ts'
+import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
 import { startRangeReader } from '../sources/range-reader.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
-import { SNIFF_BYTES, sniff } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
 
 export interface TakeOptions<T extends TObject> {
@@ -142,51 +140,21 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       // "bytes=0-" asks for the whole file all the same: a server that ignores Range answers 200 with it.
       const ranged = remoteVideos && rangeReader !== undefined
       const fetched = await fetcher.fetchSource(url, fetchSignal, ranged ? { range: 'bytes=0-' } : {})
-      if (fetched.statusCode === 416) { // no byte 0: an empty file
+      if (fetched.statusCode === 416) { // no byte 0 (an empty file), or a server confused by ranges: ask plainly
         discard(fetched.body)
-        return await spoolWithLimits(Readable.from([]), digests)
+        return await spoolWithLimits((await fetcher.fetchSource(url, fetchSignal)).body, digests)
       }
       if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
-      return await remoteOrWhole(fetched, fetchSignal, digests)
+      return await fromFirstRange(fetched, fetchSignal, {
+        fetch: (next, nextSignal, headers) => fetcher.fetchSource(next, nextSignal, headers),
+        reader: rangeReader,
+        remoteFromBytes: config.rangeReadMinBytes,
+        maxSourceBytes: config.maxSourceBytes,
+        spool: stream => spoolWithLimits(stream, digests)
+      })
     } catch (err) {
       throw fetchError(err, fetchSignal)
     }
-  }
-
-  /** A 206 to "bytes=0-": a large video stays remote; anything else is read whole from this same answer. */
-  async function remoteOrWhole (fetched: FetchedBody, signal: AbortSignal, digests: Pick<SpoolLimits, 'algorithms' | 'anyBytes'>): Promise<SpooledSource> {
-    const range = parseContentRange(fetched.headers['content-range'])
-    if (range?.start !== 0) {
-      discard(fetched.body)
-      throw new errors.SourceFetchFailed(`asked for bytes 0-, the source answered ${String(fetched.headers['content-range'])}`)
-    }
-    const { head, whole } = await peek(fetched.body, SNIFF_BYTES, signal)
-    const media = sniff(head)
-    if (media?.kind === 'video' && range.size >= config.rangeReadMinBytes) {
-      whole.destroy()
-      const etag = fetched.headers.etag
-      const validator = typeof etag === 'string' && !etag.startsWith('W/') ? etag : fetched.headers['last-modified']
-      const session = rangeReader!.open({ url: fetched.url, size: range.size, validator, head })
-      return {
-        ref: session.ref,
-        media,
-        size: range.size,
-        // The bytes are never all seen: the origin's word for them stands in (without a validator, URL and size only).
-        identity: createHash('sha256').update(`${fetched.url.href}\n${range.size}\n${validator ?? ''}`).digest('hex'),
-        digests: {},
-        failed: session.failed,
-        dispose: async () => session.close()
-      }
-    }
-    if (range.end !== range.size - 1) {
-      whole.destroy()
-      throw new errors.SourceFetchFailed(`asked for bytes 0-, the source answered ${String(fetched.headers['content-range'])}`)
-    }
-    if (range.size > config.maxSourceBytes) {
-      whole.destroy()
-      throw new errors.PayloadTooLarge(`the source declares more than ${config.maxSourceBytes} bytes`)
-    }
-    return spoolWithLimits(whole, digests)
   }
 
   app.decorate('sources', { take, fetchUrl })

@@ -102,6 +102,26 @@ test('small videos, and servers that ignore Range, are downloaded whole (within 
   await nothingLeft(capped)
 })
 
+test('a server that caps an open range, or refuses ranges with 416: images and small videos are still read whole', async (t) => {
+  const photo = await media('jpeg-large')
+  const small = await media('mp4-h264')
+  const capped = await startOrigin({ photo, small }, { misbehave: 'capped', after: 0 })
+  t.after(capped.close)
+  const refusing = await startOrigin({ photo, small }, { misbehave: 'no-ranges', after: 0 })
+  t.after(refusing.close)
+  const app = await build(t, remoteFrom(capped, refusing))
+  for (const origin of [capped, refusing]) {
+    for (const name of ['photo', 'small']) {
+      const res = await fromUrl(app, 'thumbnail', origin.url(name))
+      assert.equal(res.statusCode, 200, `${name}: ${res.body}`)
+      assert.equal((await decoded(res.rawPayload)).width, 320)
+    }
+  }
+  assert.ok(photo.length > 64 * 1024 && capped.ranges().includes('bytes=65536-'), `the rest asked for in one more range: ${capped.ranges().join(', ')}`)
+  assert.deepEqual(refusing.ranges().slice(0, 2), ['bytes=0-', ''], 'after a 416, a plain GET')
+  await nothingLeft(app)
+})
+
 /** Origins that misbehave from their second answer on, and what thumbd must answer. */
 const HOSTILE: Array<{ what: string, origin: OriginOptions, env?: Record<string, string>, status: number, code: string }> = [
   { what: 'a Content-Range with another total size', origin: { misbehave: 'other-size' }, status: 502, code: 'THUMBD_SOURCE_FETCH_FAILED' },

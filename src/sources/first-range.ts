@@ -1,0 +1,82 @@
+// The answer to a URL source's first request, "Range: bytes=0-", when it is not a plain 200: a large video
+// stays remote (range-reader.ts); anything else is read whole from this same answer, and from more ranges
+// for the rest where the server capped it (some answer an open range with their largest chunk).
+import { createHash } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { errors } from '../errors.ts'
+import { parseContentRange } from './byte-ranges.ts'
+import { discard, type FetchedBody, type RangeHeaders } from './fetch-source.ts'
+import type { RangeReader } from './range-reader.ts'
+import { peek, type SpooledSource } from './spool.ts'
+import { SNIFF_BYTES, sniff } from '../../contract/sniff.ts'
+
+export interface FirstRangeContext {
+  fetch: (url: URL, signal: AbortSignal, headers: RangeHeaders) => Promise<FetchedBody>
+  /** Undefined: every source is read whole. */
+  reader: RangeReader | undefined
+  /** RANGE_READ_MIN_BYTES */
+  remoteFromBytes: number
+  maxSourceBytes: number
+  /** Spools a whole source (spool.ts, with the request's limits and digests). */
+  spool: (stream: Readable) => Promise<SpooledSource>
+}
+
+/** The validator later ranges are sent with (If-Range): a strong ETag, else Last-Modified. */
+function validatorOf ({ headers }: FetchedBody): string | undefined {
+  const etag = headers.etag
+  return typeof etag === 'string' && !etag.startsWith('W/') ? etag : headers['last-modified']
+}
+
+export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal, context: FirstRangeContext): Promise<SpooledSource> {
+  const answered = String(fetched.headers['content-range'])
+  const range = parseContentRange(fetched.headers['content-range'])
+  if (range?.start !== 0) {
+    discard(fetched.body)
+    throw new errors.SourceFetchFailed(`asked for bytes 0-, the source answered ${answered}`)
+  }
+  const { head, whole } = await peek(fetched.body, SNIFF_BYTES, signal)
+  const media = sniff(head)
+  const validator = validatorOf(fetched)
+  if (context.reader !== undefined && media?.kind === 'video' && range.size >= context.remoteFromBytes) {
+    whole.destroy()
+    const session = context.reader.open({ url: fetched.url, size: range.size, validator, head })
+    return {
+      ref: session.ref,
+      media,
+      size: range.size,
+      // The bytes are never all seen: the origin's word for them stands in (without a validator, URL and size only).
+      identity: createHash('sha256').update(`${fetched.url.href}\n${range.size}\n${validator ?? ''}`).digest('hex'),
+      digests: {},
+      failed: session.failed,
+      dispose: async () => session.close()
+    }
+  }
+  if (range.size > context.maxSourceBytes) {
+    whole.destroy()
+    throw new errors.PayloadTooLarge(`the source declares more than ${context.maxSourceBytes} bytes`)
+  }
+  if (range.end === range.size - 1) return context.spool(whole)
+  async function * pieces () {
+    yield * whole
+    for (let at = range!.end + 1, asked = 0; at < range!.size; asked++) {
+      if (asked === MAX_REST_REQUESTS) throw new errors.SourceFetchFailed(`the source answers in pieces too small (${answered})`)
+      const rest = await context.fetch(fetched.url, signal, { range: `bytes=${at}-`, ifRange: validator })
+      const next = parseContentRange(rest.headers['content-range'])
+      if (rest.statusCode !== 206 || next?.start !== at || next.size !== range!.size) {
+        discard(rest.body)
+        throw new errors.SourceFetchFailed(`asked for bytes ${at}- of ${answered}, the source answered ${rest.statusCode} ${String(rest.headers['content-range'])}`)
+      }
+      let received = 0
+      for await (const chunk of rest.body) {
+        received += (chunk as Buffer).length
+        yield chunk as Buffer
+      }
+      if (received !== next.end - at + 1) throw new errors.SourceFetchFailed(`bytes ${at}-${next.end} came as ${received} bytes`)
+      at = next.end + 1
+    }
+  }
+  return context.spool(Readable.from(pieces(), { objectMode: false }))
+}
+
+/** A server that caps open ranges is asked for the rest at most this many more times. */
+const MAX_REST_REQUESTS = 32
