@@ -22,7 +22,9 @@ export function createMetrics () {
     poolRunning: new Gauge({ name: 'thumbd_pool_running', help: 'Jobs running in a worker', registers: [registry] }),
     poolUtilization: new Gauge({ name: 'thumbd_pool_utilization', help: 'Share of pool capacity in use since start (piscina)', registers: [registry] }),
     expectedWait: new Gauge({ name: 'thumbd_admission_expected_wait_seconds', help: 'Expected wait of a newly admitted job', registers: [registry] }),
-    ffmpegChildren: new Gauge({ name: 'thumbd_ffmpeg_children', help: 'ffmpeg/ffprobe processes running now', registers: [registry] })
+    ffmpegChildren: new Gauge({ name: 'thumbd_ffmpeg_children', help: 'ffmpeg/ffprobe processes running now', registers: [registry] }),
+    rangeRequests: new Counter({ name: 'thumbd_range_requests_total', help: 'Range requests made to origins for remote videos', registers: [registry] }),
+    rangeBytes: new Counter({ name: 'thumbd_range_bytes_total', help: 'Bytes asked of origins by range requests for remote videos', registers: [registry] })
   }
 }
 

@@ -78,7 +78,11 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       fetch: (url, signal, headers) => fetcher.fetchSource(url, signal, headers),
       maxBytes: config.maxRangeBytes,
       maxRequests: config.maxRangeRequests,
-      timeoutMs: config.fetchTimeoutMs
+      timeoutMs: config.fetchTimeoutMs,
+      onFetch: bytes => {
+        app.metrics.rangeRequests.inc()
+        app.metrics.rangeBytes.inc(bytes)
+      }
     })
     : undefined
   if (rangeReader === undefined && config.maxRangeRequests > 0) app.log.warn('remote videos are downloaded whole: the decoder sandbox here cannot confine a socket to one port (needs native/thumbd-sandbox-exec and Landlock ABI >= 4)')
@@ -158,7 +162,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   }
 
   app.decorate('sources', { take, fetchUrl })
-}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients', 'media-tools'] })
+}, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients', 'media-tools', 'metrics'] })
 
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {

@@ -34,6 +34,8 @@ export interface RangeReaderOptions {
   maxRequests: number
   /** Each range request, from connect to last byte. */
   timeoutMs: number
+  /** Told of each range request made to an origin, with its length (for /metrics). */
+  onFetch?: (bytes: number) => void
 }
 
 export interface RemoteSession {
@@ -155,6 +157,7 @@ class Session {
     if (this.fetched + length > this.options.maxBytes) throw new errors.PayloadTooLarge(`reading this video takes more than ${this.options.maxBytes} bytes (MAX_RANGE_BYTES)`)
     this.requests++
     this.fetched += length
+    this.options.onFetch?.(length)
     const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(this.options.timeoutMs)])
     try {
       const { statusCode, headers, body } = await this.options.fetch(url, signal, { range: `bytes=${start}-${end}`, ifRange: validator })

@@ -50,6 +50,10 @@ for (const [name, format] of [['long-mp4', 'MP4, index at the end'], ['long-mkv'
     assert.ok(rangedBytes(ranges) < bytes.length / 6, `ranges of ${rangedBytes(ranges)} bytes of ${bytes.length}: ${ranges.join(', ')}`)
     assert.ok(origin.sent() < bytes.length, `sent ${origin.sent()} of ${bytes.length} bytes`)
     // The same frame as from the whole file, uploaded.
+    // /metrics counts what was asked of origins, as the origin saw it.
+    const metrics = (await app.inject({ url: '/metrics' })).body
+    assert.equal(Number(/^thumbd_range_requests_total (\d+)/m.exec(metrics)?.[1]), ranges.length - 1)
+    assert.equal(Number(/^thumbd_range_bytes_total (\d+)/m.exec(metrics)?.[1]), rangedBytes(ranges))
     const whole = await app.inject({ method: 'POST', url: '/api/thumbnail?at=50%25', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: bytes })
     assert.equal(whole.statusCode, 200)
     assert.ok(remote.rawPayload.equals(whole.rawPayload), 'byte for byte the thumbnail of the uploaded file')
