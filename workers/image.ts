@@ -34,8 +34,14 @@ const decodeOptions = (ctx: JobContext) => ({
 export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize): Promise<ImageInput> {
   const { ref, media } = source
   if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx, resize) }
+  const stored = storedImage(ref)
+  return typeof stored === 'string' ? { path: stored } : { bytes: stored }
+}
+
+/** An image source's bytes in memory, or its temp file's path: what sharp opens. Images are never remote. */
+export function storedImage (ref: JobSource['ref']): Uint8Array | string {
   if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
-  return ref.location === 'memory' ? { bytes: ref.bytes } : { path: ref.path }
+  return ref.location === 'memory' ? ref.bytes : ref.path
 }
 
 export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert'): Sharp {

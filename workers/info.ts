@@ -2,18 +2,16 @@
 // pass (HEIC included: sharp's HEIF loader reads the container though it cannot decode HEVC), for videos one
 // ffprobe run, in the sandbox, with the details a client needs to decide what to ask for.
 import sharp from 'sharp'
-import { JobError } from '../contract/job-error.ts'
 import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
-import { classify } from './image.ts'
+import { classify, storedImage } from './image.ts'
 import { probeWithLimits } from './video.ts'
 import { videoInput, type VideoInput } from './video-input.ts'
 
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
   const { ref, media } = task.source
   if (media.kind === 'video') return videoInfo(videoInput(ref), media.format, media, ctx)
-  if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
   try {
-    const meta = await sharp(ref.location === 'memory' ? ref.bytes : ref.path, { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
+    const meta = await sharp(storedImage(ref), { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
     const [w, h] = [meta.width ?? 0, meta.height ?? 0]
     const turned = (meta.orientation ?? 1) >= 5
     return {

@@ -154,7 +154,7 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     const stopped = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { cancel(current()); count('timeout'); reject(new errors.Timeout(config.jobTimeoutMs)) }, config.jobTimeoutMs + DEADLINE_SLACK_MS)
       // A remote video's failed range read aborts with its catalogue error, counted as that error is.
-      onAbort = () => { cancel(current()); count(signal?.reason instanceof ThumbdError ? ERROR_TABLE[codeOf(signal.reason)].outcome : 'cancelled'); reject(signal?.reason) }
+      onAbort = () => { cancel(current()); count(signal?.reason instanceof ThumbdError ? outcomeOf(codeOf(signal.reason)) : 'cancelled'); reject(signal?.reason) }
       signal?.addEventListener('abort', onAbort, { once: true })
     })
     try {

@@ -75,7 +75,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   // Range reads need a decoder that may connect to the reader's port and nowhere else (native/sandbox.c).
   const rangeReader = config.maxRangeRequests > 0 && config.maxRangeBytes > 0 && app.mediaTools.portConfinement
     ? await startRangeReader({
-      fetch: (url, signal, headers) => fetcher.fetchSource(url, signal, headers),
+      fetch: fetcher.fetchSource,
       maxBytes: config.maxRangeBytes,
       maxRequests: config.maxRangeRequests,
       timeoutMs: config.fetchTimeoutMs,
@@ -150,7 +150,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       }
       if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
       return await fromFirstRange(fetched, fetchSignal, {
-        fetch: (next, nextSignal, headers) => fetcher.fetchSource(next, nextSignal, headers),
+        fetch: fetcher.fetchSource,
         reader: rangeReader,
         remoteFromBytes: config.rangeReadMinBytes,
         maxSourceBytes: config.maxSourceBytes,

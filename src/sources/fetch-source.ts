@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { Agent, request } from 'undici'
 import { errors, ThumbdError } from '../errors.ts'
+import { parseContentRange, type ByteRange } from './byte-ranges.ts'
 import { addressAllowed, checkSourceUrl, type SourcePolicy } from './url-policy.ts'
 
 /** Resolves a hostname; injectable so tests can hand back any address without touching the network. */
@@ -102,6 +103,20 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
   }
 
   return { fetchSource, close: () => agent.close() }
+}
+
+/**
+ * The range an answer to "Range: bytes=start-[end]" carries: a 206 for exactly that start (and end, when one
+ * was asked) of a file of `size` bytes. Anything else is dropped unread and refused: the source changed, or
+ * answers ranges wrongly.
+ */
+export function expectRange ({ statusCode, headers, body }: FetchedBody, asked: { start: number, end?: number, size: number }): ByteRange {
+  const got = parseContentRange(headers['content-range'])
+  if (statusCode === 206 && got?.start === asked.start && got.size === asked.size && (asked.end === undefined || got.end === asked.end)) return got
+  discard(body)
+  throw new errors.SourceFetchFailed(statusCode === 206
+    ? `asked for bytes ${asked.start}-${asked.end ?? ''} of ${asked.size}, the source answered ${String(headers['content-range'])}`
+    : `the source answered ${statusCode} to a range request (it changed, or stopped honouring Range)`)
 }
 
 /** Drops a body unread. undici reports a destroyed body as an 'error' event, which is expected here. */

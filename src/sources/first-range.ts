@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import { parseContentRange } from './byte-ranges.ts'
-import { discard, type FetchedBody, type RangeHeaders } from './fetch-source.ts'
+import { discard, expectRange, type FetchedBody, type RangeHeaders } from './fetch-source.ts'
 import type { RangeReader } from './range-reader.ts'
 import { peek, type SpooledSource } from './spool.ts'
 import { SNIFF_BYTES, sniff } from '../../contract/sniff.ts'
@@ -61,11 +61,7 @@ export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal,
     for (let at = range!.end + 1, asked = 0; at < range!.size; asked++) {
       if (asked === MAX_REST_REQUESTS) throw new errors.SourceFetchFailed(`the source answers in pieces too small (${answered})`)
       const rest = await context.fetch(fetched.url, signal, { range: `bytes=${at}-`, ifRange: validator })
-      const next = parseContentRange(rest.headers['content-range'])
-      if (rest.statusCode !== 206 || next?.start !== at || next.size !== range!.size) {
-        discard(rest.body)
-        throw new errors.SourceFetchFailed(`asked for bytes ${at}- of ${answered}, the source answered ${rest.statusCode} ${String(rest.headers['content-range'])}`)
-      }
+      const next = expectRange(rest, { start: at, size: range!.size })
       let received = 0
       for await (const chunk of rest.body) {
         received += (chunk as Buffer).length
