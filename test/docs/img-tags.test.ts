@@ -2,7 +2,7 @@
 // thumbd's GET URLs decodes, at the size its URL asks for.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -18,6 +18,7 @@ const PAGE = fileURLToPath(new URL('../../docs/examples/img-tags.html', import.m
 
 test('the <img> example page: every image decodes in headless Chromium, at the width its URL asks for', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'thumbd-page-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'photo.jpg'), await media('jpeg-large'))
   writeFileSync(join(dir, 'clip.mp4'), await media('mp4-h264'))
   const photos = await startStaticServer(dir)

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -14,8 +14,9 @@ import { decoderChildren, toolProcesses, upload, waitFor } from './helpers.ts'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 
-test('SIGTERM under load: accepted requests finish with 200, later ones get 503 DRAINING, exit 0, nothing left behind', async () => {
+test('SIGTERM under load: accepted requests finish with 200, later ones get 503 DRAINING, exit 0, nothing left behind', async (t) => {
   const tmp = mkdtempSync(join(tmpdir(), 'thumbd-shutdown-'))
+  t.after(() => rmSync(tmp, { recursive: true, force: true }))
   const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER], {
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, TMP_DIR: tmp, LOG_LEVEL: 'info', POOL_THREADS: '2', SHUTDOWN_GRACE_MS: '20000' },
     stdio: ['ignore', 'pipe', 'inherit']

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { cpSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -36,17 +36,19 @@ function dockerIgnored (): RegExp[] {
     .map(pattern => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '[^/]*')}(/|$)`))
 }
 
-test('production path: Dockerfile steps, then an image and a video thumbnail, then SIGTERM and exit 0', { timeout: 300_000 }, async () => {
+test('production path: Dockerfile steps, then an image and a video thumbnail, then SIGTERM and exit 0', { timeout: 300_000 }, async (t) => {
   const steps = dockerfileSteps()
   const ignored = dockerIgnored()
   for (const path of steps.copies) assert.ok(!ignored.some(pattern => pattern.test(path)), `the Dockerfile copies ${path}, which .dockerignore leaves out of the context`)
   const app = mkdtempSync(join(tmpdir(), 'thumbd-prod-'))
+  t.after(() => rmSync(app, { recursive: true, force: true }))
   // The image's paths under /app are the temp dir's here.
   const env = Object.fromEntries(Object.entries(steps.env).map(([name, value]) => [name, value.replace(/^\/app(?=\/|$)/, app)]))
   for (const path of steps.copies) cpSync(join(root, path), join(app, path), { recursive: true })
   await run(steps.npm[0]!, steps.npm.slice(1), { cwd: app, timeout: 240_000 })
   assert.ok(!readdirSync(join(app, 'node_modules')).includes('typescript'), 'no dev dependencies')
   const tmp = mkdtempSync(join(tmpdir(), 'thumbd-prod-tmp-'))
+  t.after(() => rmSync(tmp, { recursive: true, force: true }))
   // The build-time runs (the compile cache warm-up), with the image's environment.
   for (const args of steps.nodeRuns) await run(process.execPath, args, { cwd: app, env: { ...env, PATH: process.env.PATH, TMP_DIR: tmp }, timeout: 120_000 })
   assert.ok(readdirSync(env.NODE_COMPILE_CACHE!).length > 0, 'the compile cache is warm')

@@ -3,7 +3,7 @@
 // and leaves nothing behind.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -16,6 +16,7 @@ import { startStaticServer } from '../../load/static-server.ts'
 
 const run = promisify(execFile)
 const dir = mkdtempSync(join(tmpdir(), 'thumbd-heic-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
 
 /** A 1600x1200 photo-like picture, upright, as HEIC (HEVC inside). */
 async function heic (name: string, extra: string[] = []): Promise<Buffer> {

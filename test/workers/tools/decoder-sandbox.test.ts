@@ -3,7 +3,7 @@
 // each attempt fails, while reading its own input still works; and a real job's ffmpeg is seen confined.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -62,6 +62,7 @@ async function attack (sandbox: Sandbox) {
     return { ...results, subprocess: results.subprocess ?? 'denied' }
   } finally {
     listener.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -171,9 +172,10 @@ int main (int argc, char **argv) {
 }
 `
 
-test('with a TCP socket allowed, what Landlock\'s port rule does not see is refused: TCP Fast Open elsewhere, listen without bind, bind, IPv6', async () => {
+test('with a TCP socket allowed, what Landlock\'s port rule does not see is refused: TCP Fast Open elsewhere, listen without bind, bind, IPv6', async (t) => {
   const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env: { PATH: process.env.PATH! } })
   const dir = mkdtempSync(join(tmpdir(), 'thumbd-socket-tricks-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'tricks.c'), SOCKET_TRICKS)
   execFileSync('cc', ['-O1', '-o', join(dir, 'tricks'), join(dir, 'tricks.c')])
   const listen = async () => {

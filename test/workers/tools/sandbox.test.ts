@@ -1,7 +1,7 @@
 // The OS limits around ffmpeg/ffprobe: no file writes, and no child outliving the thread that spawned it.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -23,8 +23,10 @@ test('the command is wrapped in prlimit and setpriv, which exec the tool in plac
   assert.deepEqual(execChain('ffmpeg', ['-version'], { env: {}, addressSpaceBytes: 1, cpuSeconds: 1 }), ['ffmpeg', '-version'])
 })
 
-test('a sandboxed tool cannot write a file', async () => {
-  const target = join(mkdtempSync(join(tmpdir(), 'thumbd-sandbox-')), 'written')
+test('a sandboxed tool cannot write a file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'thumbd-sandbox-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const target = join(dir, 'written')
   const [bin, ...args] = execChain('sh', ['-c', `printf data > ${target}`], SANDBOX)
   // The kernel stops the write itself (RLIMIT_FSIZE): not a missing prlimit, not a shell error.
   await assert.rejects(run(bin!, args), { signal: 'SIGXFSZ' })
