@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
-import { LINGER_BYTES } from '../../src/plugins/slow-clients.ts'
+import { LINGER_BYTES, LINGER_BYTES_PER_SECOND } from '../../src/plugins/slow-clients.ts'
 import { TEST_KEY, build } from '../helper.ts'
 import { media } from '../media.ts'
 import { listen, upload, waitFor } from './helpers.ts'
@@ -142,4 +142,19 @@ test('under saturation, clients that read only after sending see 200s and 503s, 
   assert.deepEqual(Object.keys(counts).filter(s => s !== '200' && s !== '503'), [], 'only 200 and 503')
   assert.ok((counts['503']?.length ?? 0) > 0, 'the queue bound was reached (else this proves nothing)')
   assert.ok((counts['200']?.length ?? 0) > 0, 'and work was done')
+})
+
+test('refused bodies are read at LINGER_BYTES_PER_SECOND at most, all clients together, and each still gets its 503', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  app.drain(60_000).catch(() => {})
+  // 8 x 16 MiB: the 32 MiB burst, then 96 MiB at the budget's rate, 1.5 s. Read as fast as they arrive,
+  // it took 0.2-0.7 s here.
+  const body = Buffer.alloc(16 * 2 ** 20)
+  const started = performance.now()
+  const replies = await Promise.all(Array.from({ length: 8 }, () => sendAllThenRead(portOf(base), requestHead('/api/thumbnail', body.length), body)))
+  const elapsedMs = performance.now() - started
+  for (const { reply, error } of replies) assert.match(reply, /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_DRAINING"/, `${error ?? ''} ${reply}`)
+  const atBudgetMs = (8 * body.length - 32 * 2 ** 20) / LINGER_BYTES_PER_SECOND * 1000
+  assert.ok(elapsedMs > atBudgetMs * 0.8, `128 MiB of refused bodies were read in ${elapsedMs.toFixed(0)} ms: faster than the budget allows (${atBudgetMs.toFixed(0)} ms)`)
 })
