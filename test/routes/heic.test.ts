@@ -228,3 +228,28 @@ test('a thumbnail stand-in has the colour profile the photo would have: its own,
     assert.deepEqual([await picture(res.rawPayload), await profileOf(res.rawPayload)], query === '' ? ['blue', 'p3'] : ['red', 'none'], query)
   }
 })
+
+test('a photo decoded for a much smaller output is box-shrunk by heif-decode first: the same output size and, within rounding, the same pixels', async () => {
+  const tool = new URL('../../native/heif-decode', import.meta.url).pathname
+  const photo = join(dir, 'photo.heic')
+  if (!existsSync(photo)) await heic('photo')
+  const decode = async (fit: string[]) => (await run(tool, ['--max-pixels', '50000000', ...fit, photo], { encoding: 'buffer', maxBuffer: 2 ** 26 })).stdout
+  const full = await decode([])
+  // [fit, width, height] → the size heif-decode hands over for the 1600x1200 photo: shrunk by a divisor of the box
+  // shrink libvips would make (cover 200x200: 3, which 1600 is not a multiple of: none), never below 4x the output.
+  const cases: ['cover' | 'fill' | 'inside', number, number, [number, number]][] = [
+    ['cover', 320, 0, [800, 600]], ['cover', 100, 0, [200, 150]], ['cover', 333, 0, [800, 600]], ['fill', 300, 100, [800, 600]],
+    ['cover', 200, 200, [1600, 1200]], ['cover', 200, 0, [400, 300]], ['inside', 1000, 0, [1600, 1200]], ['cover', 500, 0, [1600, 1200]]
+  ]
+  for (const [fit, width, height, size] of cases) {
+    const shrunk = await decode(['--fit', fit, String(width), String(height)])
+    const meta = await sharp(shrunk).metadata()
+    assert.deepEqual([meta.width, meta.height], size, `${fit} ${width}x${height}`)
+    const options = { width, height: height || undefined, fit }
+    const [a, b] = await Promise.all([full, shrunk].map(png => sharp(png).resize(options).raw().toBuffer({ resolveWithObject: true })))
+    assert.deepEqual([b!.info.width, b!.info.height], [a!.info.width, a!.info.height], `${fit} ${width}x${height}: output size`)
+    const worst = a!.data.reduce((max, v, i) => Math.max(max, Math.abs(v - b!.data[i]!)), 0)
+    const mean = a!.data.reduce((sum, v, i) => sum + Math.abs(v - b!.data[i]!), 0) / a!.data.length
+    assert.ok(worst <= 6 && mean < 0.1, `${fit} ${width}x${height}: pixels differ by ${worst} at most, ${mean.toFixed(3)} on average`)
+  }
+})
