@@ -147,25 +147,26 @@ static enum fit fit_named (const char *name) {
   fail(EXIT_USAGE, "heif-decode: unknown fit %s", name);
 }
 
-static void scale_of (const struct resize *r, int w, int h, double *scale_x, double *scale_y);
-
-/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image.ts outputSize()
- * rounds the same way): one side given keeps the aspect; both: cover/outside fill the box, contain/inside fit in
- * it, fill stretches to it. */
-static void scaled_size (const struct resize *r, int w, int h, long *sw, long *sh) {
-  double sx, sy;
-  scale_of(r, w, h, &sx, &sy);
-  *sw = (long)(w * sx + 0.5), *sh = (long)(h * sy + 0.5);  /* Math.round */
-}
-
-/* The scale of that resize, per axis (as sharp computes it, then libvips' vips_resize its box shrink). */
+/* The scale of that resize, per axis (as sharp computes it). */
 static void scale_of (const struct resize *r, int w, int h, double *scale_x, double *scale_y) {
   double sx = r->width > 0 ? (double)r->width / w : (double)r->height / h, sy = r->height > 0 ? (double)r->height / h : sx;
   if (r->width > 0 && r->height > 0 && r->fit != FIT_FILL) {
     int larger = r->fit == FIT_COVER || r->fit == FIT_OUTSIDE;
     sx = sy = larger ? (sx > sy ? sx : sy) : (sx < sy ? sx : sy);
+  } else if (r->fit == FIT_FILL) {
+    if (r->width == 0) sx = 1.0;
+    if (r->height == 0) sy = 1.0;
   } else if (r->height == 0) sy = sx;
   *scale_x = sx, *scale_y = sy;
+}
+
+/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image.ts outputSize()
+ * rounds the same way): one side given keeps the aspect, except for fill, which leaves the other side as it is;
+ * both: cover/outside fill the box, contain/inside fit in it, fill stretches to it. */
+static void scaled_size (const struct resize *r, int w, int h, long *sw, long *sh) {
+  double sx, sy;
+  scale_of(r, w, h, &sx, &sy);
+  *sw = (long)(w * sx + 0.5), *sh = (long)(h * sy + 0.5);  /* Math.round */
 }
 
 /* The embedded thumbnail to decode instead of the primary, or NULL. As libvips' vips_thumbnail does for HEIF
@@ -228,21 +229,21 @@ static void interleave (const struct planes *in, int y, int width, uint8_t *row)
 
 /* A share of the box shrink sharp would make first anyway, made here on the decoded planes, so that 12 MP of
  * RGB are not written as a PNG, piped, read back and shrunk by sharp (~25 % of a 12 MP HEIC thumbnail's CPU).
- * libvips' vips_resize (sharp's resize) shrinks each axis by the integer k = floor(1 / (2 * scale)) with a box
- * filter, then lanczos3 for the rest (2x to 4x). Here s, a divisor of both axes' k, of the width and of the
- * height: s x s pixels become their rounded mean, and sharp then boxes by k / s and applies the same lanczos3,
- * so the output differs from the unshrunk one by rounding only (mean |d| ~0.02; max 2 on a 12 MP photo, 5 on
- * a test pattern's hard edges, which lanczos3 sharpens).
+ * sharp's resize (libvips >= 8.13 vips_resize, lanczos3, gap 2) box-shrinks each axis by the integer
+ * K = floor(in / out / 2), out being that axis's rounded output size, then reduces with lanczos3. Here s, a
+ * divisor of both axes' K, of the width and of the height: s x s pixels become their rounded mean, and sharp
+ * then boxes by K / s over the same rows and columns and applies the same lanczos3, so the output differs from
+ * the unshrunk one by rounding only (mean |d| ~0.02; max 2 on a 12 MP photo, 5 on a test pattern's hard edges,
+ * which lanczos3 sharpens).
  * 1 (none) without a resize, unless sharp computes the very output size from the shrunk image, and for
  * anything but 8-bit RGB without alpha (straight alpha would need premultiplying first). */
 static int box_shrink_factor (const struct planes *in, const struct resize *r, int w, int h) {
   if (r->fit == FIT_NONE || (r->width == 0 && r->height == 0) || in->count != 3) return 1;
   for (int c = 0; c < 3; c++) if (in->bits[c] != 8) return 1;
-  double scale_x, scale_y;
-  scale_of(r, w, h, &scale_x, &scale_y);
-  if (!(scale_x > 0 && scale_y > 0 && scale_x < 0.25 && scale_y < 0.25)) return 1;
-  long k_x = (long)(1 / (2 * scale_x)), k_y = (long)(1 / (2 * scale_y)), need_w, need_h;
+  long need_w, need_h;
   scaled_size(r, w, h, &need_w, &need_h);
+  if (need_w < 1 || need_h < 1) return 1;
+  long k_x = w / need_w / 2, k_y = h / need_h / 2;  /* integer division: the floors libvips takes */
   for (long s = k_x < k_y ? k_x : k_y; s >= 2; s--) {
     long sw, sh;
     if (k_x % s != 0 || k_y % s != 0 || w % s != 0 || h % s != 0) continue;
@@ -255,10 +256,11 @@ static int box_shrink_factor (const struct planes *in, const struct resize *r, i
 /* `in` shrunk by s (which divides w and h) into new planes, which `in` then describes. */
 static void box_shrink (struct planes *in, int *w, int *h, int s) {
   int ow = *w / s, oh = *h / s;
-  uint32_t *sum = malloc((size_t)ow * sizeof *sum);
+  /* 64 bits: s x s x 255 passes 32 once s > 4104 (a 1 px side of a 50 MP photo). */
+  uint64_t *sum = malloc((size_t)ow * sizeof *sum);
   uint8_t *out = malloc((size_t)ow * oh * 3);
   if (sum == NULL || out == NULL) fail(EXIT_FAIL, "heif-decode: out of memory");
-  uint32_t n = (uint32_t)s * (uint32_t)s;
+  uint64_t n = (uint64_t)s * (uint64_t)s;
   for (int c = 0; c < 3; c++) {
     uint8_t *plane = out + (size_t)c * ow * oh;
     for (int oy = 0; oy < oh; oy++) {
@@ -266,7 +268,7 @@ static void box_shrink (struct planes *in, int *w, int *h, int s) {
       for (int y = oy * s; y < (oy + 1) * s; y++) {
         const uint8_t *row = in->data[c] + (size_t)y * in->stride[c];
         for (int ox = 0; ox < ow; ox++) {
-          uint32_t t = 0;
+          uint64_t t = 0;
           for (int k = 0; k < s; k++) t += row[ox * s + k];
           sum[ox] += t;
         }

@@ -130,7 +130,8 @@ export function outputSize ([iw, ih]: [number, number], { width, height, fit, wi
     ;[w, h] = scale === 0 ? [width, height] : [iw * scale, ih * scale]
   } else {
     const scale = width !== undefined ? width / iw : height! / ih
-    ;[w, h] = [iw * scale, ih * scale]
+    // fill with one side given leaves the other as it is (as sharp does)
+    ;[w, h] = fit === 'fill' ? [width ?? iw, height ?? ih] : [iw * scale, ih * scale]
   }
   if (withoutEnlargement) [w, h] = [Math.min(w, iw), Math.min(h, ih)]
   return [Math.round(w), Math.round(h)]

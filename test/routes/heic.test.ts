@@ -165,6 +165,7 @@ test('an embedded thumbnail stands in for the photo when the output can be made 
     ['thumbnail', '?width=320&height=320&fit=contain&format=png', 'blue', [320, 320]],
     ['thumbnail', '?width=320&height=240&fit=fill', 'blue', [320, 240]],
     ['thumbnail', '?width=320&height=241&fit=fill', 'red', [320, 241]],
+    ['resize', '?width=100&fit=fill&format=webp', 'red', [100, 1200]], // fill with one side keeps the other: 1200 rows, more than the thumbnail has
     ['thumbnail', '?width=100&height=240&fit=outside', 'blue', [320, 240]],
     ['thumbnail', '?width=100&height=241&fit=outside', 'red', [321, 241]],
     ['resize', '?width=160&format=webp', 'blue', [160, 120]],
@@ -239,7 +240,9 @@ test('a photo decoded for a much smaller output is box-shrunk by heif-decode fir
   // shrink libvips would make (cover 200x200: 3, which 1600 is not a multiple of: none), never below 4x the output.
   const cases: ['cover' | 'fill' | 'inside', number, number, [number, number]][] = [
     ['cover', 320, 0, [800, 600]], ['cover', 100, 0, [200, 150]], ['cover', 333, 0, [800, 600]], ['fill', 300, 100, [800, 600]],
-    ['cover', 200, 200, [1600, 1200]], ['cover', 200, 0, [400, 300]], ['inside', 1000, 0, [1600, 1200]], ['cover', 500, 0, [1600, 1200]]
+    ['cover', 200, 200, [1600, 1200]], ['cover', 200, 0, [400, 300]], ['inside', 1000, 0, [1600, 1200]], ['cover', 500, 0, [1600, 1200]],
+    // fill with one side leaves the other as it is: 100x1200, nothing to shrink
+    ['fill', 100, 0, [1600, 1200]]
   ]
   for (const [fit, width, height, size] of cases) {
     const shrunk = await decode(['--fit', fit, String(width), String(height)])
