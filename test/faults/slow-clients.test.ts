@@ -148,13 +148,24 @@ test('refused bodies are read at LINGER_BYTES_PER_SECOND at most, all clients to
   const app = await build(t)
   const base = await listen(app)
   app.drain(60_000).catch(() => {})
-  // 8 x 16 MiB: the 32 MiB burst, then 96 MiB at the budget's rate, 1.5 s. Read as fast as they arrive,
-  // it took 0.2-0.7 s here.
+  // 8 x 16 MiB: the 32 MiB burst, then 96 MiB at the budget's rate, 1.5 s. Read as fast as they arrive, it
+  // took 0.2-0.7 s here.
   const body = Buffer.alloc(16 * 2 ** 20)
+  const clients = 8
   const started = performance.now()
-  const replies = await Promise.all(Array.from({ length: 8 }, () => sendAllThenRead(portOf(base), requestHead('/api/thumbnail', body.length), body)))
+  const replies = await Promise.all(Array.from({ length: clients }, () => sendAllThenRead(portOf(base), requestHead('/api/thumbnail', body.length), body)))
   const elapsedMs = performance.now() - started
   for (const { reply, error } of replies) assert.match(reply, /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_DRAINING"/, `${error ?? ''} ${reply}`)
-  const atBudgetMs = (8 * body.length - 32 * 2 ** 20) / LINGER_BYTES_PER_SECOND * 1000
-  assert.ok(elapsedMs > atBudgetMs * 0.8, `128 MiB of refused bodies were read in ${elapsedMs.toFixed(0)} ms: faster than the budget allows (${atBudgetMs.toFixed(0)} ms)`)
+  const atBudgetMs = (clients * body.length - 32 * 2 ** 20) / LINGER_BYTES_PER_SECOND * 1000
+  assert.ok(elapsedMs > atBudgetMs * 0.8, `${clients * 16} MiB of refused bodies were read in ${elapsedMs.toFixed(0)} ms: faster than the budget allows (${atBudgetMs.toFixed(0)} ms)`)
+})
+
+test('a body refused part way through its intake (not media) is read and dropped: the client sees its 415, not a reset', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const notMedia = Buffer.alloc(5 * 2 ** 20, 'x')
+  for (let i = 0; i < 2; i++) {
+    const { reply, error } = await sendAllThenRead(portOf(base), requestHead('/api/thumbnail', notMedia.length), notMedia)
+    assert.match(reply, /^HTTP\/1\.1 415 [\s\S]*"code":"THUMBD_UNSUPPORTED_MEDIA"/, `try ${i}: ${error ?? ''} ${reply}`)
+  }
 })
