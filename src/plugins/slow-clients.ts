@@ -12,8 +12,7 @@
 //   together are read at LINGER_BYTES_PER_SECOND at most: under a flood of refused uploads from clients that
 //   send the next at once, reading and dropping them as fast as they come took the main thread and the
 //   loopback (~350 MB/s, /health p99 in the hundreds of ms); over the budget a socket is paused, so TCP
-//   backpressure makes its client wait, as a full queue should. Time paused is not the client's: it extends
-//   LINGER_MS, up to LINGER_MAX_MS.
+//   backpressure makes its client wait, as a full queue should.
 // Hand-written: Node's own timeouts cover headers and idle sockets but have no rate floor, and its close after
 // an early answer resets clients that are still sending.
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
@@ -30,8 +29,6 @@ export const BODY_WINDOW_MS = 5000
 /** How much of a refused body is read and dropped, and for how long, before the connection is cut. */
 export const LINGER_BYTES = 16 * 2 ** 20
 export const LINGER_MS = 5000
-/** LINGER_MS plus the budget's pauses, at most. */
-export const LINGER_MAX_MS = 30_000
 /** What all lingering bodies together may be read at, after a burst of LINGER_BURST_BYTES. */
 export const LINGER_BYTES_PER_SECOND = 64 * 2 ** 20
 const LINGER_BURST_BYTES = 32 * 2 ** 20
@@ -69,22 +66,6 @@ function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket) {
     socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroySoon()
-}
-
-/** Lingering sockets the budget has paused, with the timer that resumes them: one pause per socket at a time. */
-const budgetPauses = new WeakMap<Socket, NodeJS.Timeout>()
-
-/** Pauses a lingering body for `ms`. The connection's next request, if the body ends meanwhile, waits it out too. */
-function pauseFor (raw: IncomingMessage, socket: Socket, ms: number) {
-  // Both: a dumped body is read by the socket alone; one still piped somewhere resumes the socket itself.
-  raw.pause()
-  socket.pause()
-  budgetPauses.set(socket, setTimeout(() => {
-    budgetPauses.delete(socket)
-    raw.resume()
-    // Node pauses a socket itself while a pipelining client leaves its answers unread, and resumes it then.
-    if ((socket as Socket & { _paused?: boolean })._paused !== true) socket.resume()
-  }, ms).unref())
 }
 
 /** A token bucket: `take` spends bytes and says how long to wait until the budget is back above zero. */
@@ -136,24 +117,27 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const { socket } = raw
     if (raw.complete || !(socket instanceof Socket) || socket.destroyed) return
     const cut = () => socket.destroy()
-    // LINGER_MS is the client's time: the budget's pauses are added to it, up to LINGER_MAX_MS in all.
-    const started = performance.now()
-    let deadline = started + LINGER_MS
-    let timer = setTimeout(cut, LINGER_MS).unref()
+    const timer = setTimeout(cut, LINGER_MS).unref()
     const start = socket.bytesRead
     let counted = start
+    let waiting: NodeJS.Timeout | undefined
     // Counted on the socket: a body Node already dumps emits no 'data' of its own.
     const dropping = () => {
       if (socket.bytesRead - start > LINGER_BYTES) return cut()
       const waitMs = lingerBudget.take(socket.bytesRead - counted)
       counted = socket.bytesRead
-      if (waitMs === 0 || budgetPauses.has(socket)) return
-      deadline = Math.min(deadline + waitMs, started + LINGER_MAX_MS)
-      clearTimeout(timer)
-      timer = setTimeout(cut, deadline - performance.now()).unref()
-      pauseFor(raw, socket, waitMs)
+      if (waitMs === 0 || waiting !== undefined) return
+      // Both: a dumped body is read by the socket alone; a body still piped somewhere resumes the socket itself.
+      raw.pause()
+      socket.pause()
+      waiting = setTimeout(() => {
+        waiting = undefined
+        raw.resume()
+        socket.resume()
+      }, waitMs).unref()
     }
     socket.on('data', dropping)
+    // A pause still running is left to end: the connection's next request waits out its share too.
     const done = () => {
       clearTimeout(timer)
       socket.off('data', dropping)
