@@ -1,21 +1,18 @@
 // Builds the real app (real pool, real sharp, real ffmpeg) for one test and closes it after.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readdirSync } from 'node:fs'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import sharp from 'sharp'
 import { buildApp, type BuildOptions } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
+import { tempFolder } from './temp-folder.ts'
 
 export const TEST_KEY = 'test-key-0123456789'
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 
 /** A TMP_DIR of this test process's own, so leaks are easy to see. */
-export const TEST_TMP = mkdtempSync(join(tmpdir(), 'thumbd-test-tmp-'))
-// `node --test` runs each test file in a process of its own: the folder goes when that process ends, pass or fail.
-process.once('exit', () => rmSync(TEST_TMP, { recursive: true, force: true }))
+export const TEST_TMP = tempFolder('thumbd-test-tmp-')
 
 export async function build (t: TestContext, env: Record<string, string> = {}, options: BuildOptions = {}): Promise<FastifyInstance> {
   const config = loadConfig({ API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', TMP_DIR: TEST_TMP, POOL_THREADS: '2', ...env })

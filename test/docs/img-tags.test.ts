@@ -2,8 +2,7 @@
 // thumbd's GET URLs decodes, at the size its URL asks for.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -12,13 +11,13 @@ import { startStaticServer } from '../../load/static-server.ts'
 import { build } from '../helper.ts'
 import { media } from '../media.ts'
 import { listen } from '../faults/helpers.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 const PAGE = fileURLToPath(new URL('../../docs/examples/img-tags.html', import.meta.url))
 
 test('the <img> example page: every image decodes in headless Chromium, at the width its URL asks for', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-page-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempFolder('thumbd-page-', t)
   writeFileSync(join(dir, 'photo.jpg'), await media('jpeg-large'))
   writeFileSync(join(dir, 'clip.mp4'), await media('mp4-h264'))
   const photos = await startStaticServer(dir)

@@ -2,21 +2,19 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readdirSync } from 'node:fs'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { TEST_KEY } from '../helper.ts'
 import { media } from '../media.ts'
 import { decoderChildren, toolProcesses, upload, waitFor } from './helpers.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 
 test('SIGTERM under load: accepted requests finish with 200, later ones get 503 DRAINING, exit 0, nothing left behind', async (t) => {
-  const tmp = mkdtempSync(join(tmpdir(), 'thumbd-shutdown-'))
-  t.after(() => rmSync(tmp, { recursive: true, force: true }))
+  const tmp = tempFolder('thumbd-shutdown-', t)
   const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER], {
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, TMP_DIR: tmp, LOG_LEVEL: 'info', POOL_THREADS: '2', SHUTDOWN_GRACE_MS: '20000' },
     stdio: ['ignore', 'pipe', 'inherit']

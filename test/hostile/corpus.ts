@@ -10,25 +10,16 @@
 // ffmpeg's default "file,crypto,data" even without -protocol_whitelist.
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
 import { media, mediaPath } from '../media.ts'
 import { aliasEntry, ebmlMoovPolyglot, externalDataMp4 } from './iso-boxes.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
-
-/** Temp folders of this process's, removed when it ends, pass or fail (the sentinel must outlive every test of a file). */
-const scratchDirs: string[] = []
-process.once('exit', () => { for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true }) })
-function scratchDir (prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  scratchDirs.push(dir)
-  return dir
-}
 
 /** The classes of attack the corpus must cover; proofs.ts says how each case of a class is shown to be live. */
 export const ATTACKS = ['not media', 'unserved format', 'corrupt', 'bomb', 'playlist', 'external reference', 'container confusion', 'polyglot', 'type lie'] as const
@@ -104,7 +95,8 @@ function mp4WithDuration (mp4: Buffer): Buffer {
 }
 
 export async function makeSentinel (): Promise<Sentinel> {
-  const dir = scratchDir('thumbd-sentinel-')
+  // Until the process ends: the sentinel outlives every test of a file.
+  const dir = tempFolder('thumbd-sentinel-')
   const marker = `THUMBD-SENTINEL-${randomBytes(8).toString('hex')}`
   const videoPath = join(dir, 'sentinel.mp4')
   await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=magenta:s=160x120:d=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-metadata', `title=${marker}`, videoPath])
@@ -141,7 +133,7 @@ export async function hostileCorpus (sentinel: Sentinel): Promise<HostileCase[]>
   const concat = `ffconcat version 1.0\nfile '${sentinel.videoPath}'\nfile '${sentinel.textPath}'\n`
   const ftypPrefix = Buffer.from('\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2', 'latin1')
   const aviPrefix = Buffer.from('RIFF\x00\x10\x00\x00AVI LIST\x00\x01\x00\x00hdrl', 'latin1')
-  const manyStreams = join(scratchDir('thumbd-streams-'), 'many.mkv')
+  const manyStreams = join(tempFolder('thumbd-streams-'), 'many.mkv')
   await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', await mediaPath('tiny-mp4'), ...Array.from({ length: 100 }, () => ['-map', '0:v']).flat(), '-c', 'copy', '-f', 'matroska', manyStreams])
   const zip = Buffer.concat([Buffer.from('PK\x03\x04\x14\x00\x00\x00\x00\x00', 'latin1'), Buffer.from(sentinel.marker), Buffer.alloc(64)])
 

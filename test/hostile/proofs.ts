@@ -4,8 +4,7 @@
 // ffmpeg would not follow even unguarded) fails here, instead of passing the server's test for no reason.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
@@ -14,12 +13,12 @@ import { sniff } from '../../contract/sniff.ts'
 import { loadConfig } from '../../src/config.ts'
 import { MAX_STREAMS } from '../../workers/video.ts'
 import { looksMagenta, type Attack, type HostileCase } from './corpus.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 /** The limits of a server with the default config, as the hostile test runs it. */
 const { maxInputPixels, maxVideoSeconds } = loadConfig({ API_KEYS: 'proofs' })
-const scratch = mkdtempSync(join(tmpdir(), 'thumbd-proofs-'))
-process.once('exit', () => rmSync(scratch, { recursive: true, force: true }))
+const scratch = tempFolder('thumbd-proofs-')
 let files = 0
 
 /** The bytes as a file of their own (a nested path: a relative data reference climbs from wherever it is). */

@@ -1,14 +1,14 @@
 // A seconds-long smoke of `npm run load`: tiny media, one shape, real server, real autocannon.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 const LOAD = fileURLToPath(new URL('../../load/index.ts', import.meta.url))
@@ -17,8 +17,7 @@ const finite = (value: unknown, what: string) => assert.ok(typeof value === 'num
 
 for (const scenario of ['video', 'video-url']) {
   test(`npm run load --scenario ${scenario}: the table's figures are real numbers taken from the run`, async (t) => {
-    const out = mkdtempSync(join(tmpdir(), 'thumbd-load-'))
-    t.after(() => rmSync(out, { recursive: true, force: true }))
+    const out = tempFolder('thumbd-load-', t)
     const { stdout } = await run(process.execPath, [LOAD, '--tiny', '--scenario', scenario, '--duration', '2', '--connections', '2', '--json', '--out', out], { timeout: 120_000 })
     const report = JSON.parse(stdout)
     assert.equal(report.scenario.name, scenario)

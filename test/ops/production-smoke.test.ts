@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
@@ -15,6 +14,7 @@ import sharp from 'sharp'
 import { media } from '../media.ts'
 import { freePort } from '../../load/server-process.ts'
 import { processTree } from '../../load/sampler.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -40,15 +40,13 @@ test('production path: Dockerfile steps, then an image and a video thumbnail, th
   const steps = dockerfileSteps()
   const ignored = dockerIgnored()
   for (const path of steps.copies) assert.ok(!ignored.some(pattern => pattern.test(path)), `the Dockerfile copies ${path}, which .dockerignore leaves out of the context`)
-  const app = mkdtempSync(join(tmpdir(), 'thumbd-prod-'))
-  t.after(() => rmSync(app, { recursive: true, force: true }))
+  const app = tempFolder('thumbd-prod-', t)
   // The image's paths under /app are the temp dir's here.
   const env = Object.fromEntries(Object.entries(steps.env).map(([name, value]) => [name, value.replace(/^\/app(?=\/|$)/, app)]))
   for (const path of steps.copies) cpSync(join(root, path), join(app, path), { recursive: true })
   await run(steps.npm[0]!, steps.npm.slice(1), { cwd: app, timeout: 240_000 })
   assert.ok(!readdirSync(join(app, 'node_modules')).includes('typescript'), 'no dev dependencies')
-  const tmp = mkdtempSync(join(tmpdir(), 'thumbd-prod-tmp-'))
-  t.after(() => rmSync(tmp, { recursive: true, force: true }))
+  const tmp = tempFolder('thumbd-prod-tmp-', t)
   // The build-time runs (the compile cache warm-up), with the image's environment.
   for (const args of steps.nodeRuns) await run(process.execPath, args, { cwd: app, env: { ...env, PATH: process.env.PATH, TMP_DIR: tmp }, timeout: 120_000 })
   assert.ok(readdirSync(env.NODE_COMPILE_CACHE!).length > 0, 'the compile cache is warm')

@@ -3,8 +3,7 @@
 // and leaves nothing behind.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { promisify } from 'node:util'
@@ -13,10 +12,10 @@ import { thumbHashToAverageRGBA } from 'thumbhash'
 import { AUTH, build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren, listen } from '../faults/helpers.ts'
 import { startStaticServer } from '../../load/static-server.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
-const dir = mkdtempSync(join(tmpdir(), 'thumbd-heic-'))
-after(() => rmSync(dir, { recursive: true, force: true }))
+const dir = tempFolder('thumbd-heic-', { after })
 
 /** A 1600x1200 photo-like picture, upright, as HEIC (HEVC inside). */
 async function heic (name: string, extra: string[] = []): Promise<Buffer> {

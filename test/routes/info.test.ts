@@ -1,21 +1,20 @@
 // /api/info: what a source is, from its headers, for images and videos, in every source form's way.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { build, postMedia } from '../helper.ts'
 import { media } from '../media.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 
 test('a video: container, codecs, display size after rotation, duration, frame rate, audio', async (t) => {
   const app = await build(t)
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-info-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempFolder('thumbd-info-', t)
   await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=30000/1001:duration=2', '-f', 'lavfi', '-i', 'sine=d=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', join(dir, 'plain.mp4')])
   // A phone's portrait video: stored landscape, turned by the container's display matrix.
   await run('ffmpeg', ['-v', 'error', '-y', '-i', join(dir, 'plain.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', join(dir, 'turned.mp4')])

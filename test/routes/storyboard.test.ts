@@ -1,14 +1,14 @@
 // Storyboards checked without a player: every WebVTT cue's times and rectangle against the sprite's size.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { build, postMedia } from '../helper.ts'
 import { media } from '../media.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 
@@ -22,8 +22,7 @@ function cues (vtt: string) {
 
 test('a storyboard: the sprite holds every tile, the cues cover the video in order and point inside it', async (t) => {
   const app = await build(t)
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-storyboard-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempFolder('thumbd-storyboard-', t)
   const path = join(dir, 'clip.mp4')
   await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', path])
   for (const [query, tiles] of [['?count=10&columns=4&width=80', 10], ['?interval=2.5&columns=3&width=64&format=webp&sprite=https://cdn.example/s.webp', 8]] as const) {

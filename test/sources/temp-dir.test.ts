@@ -1,15 +1,14 @@
 // Temp folders of processes that died without their shutdown are removed at the next start; live ones stay.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { TempDir } from '../../src/sources/temp-dir.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 test('a start removes the folders of dead processes (also one whose pid is now ours), never a live one', async (t) => {
-  const parent = mkdtempSync(join(tmpdir(), 'thumbd-stale-'))
-  t.after(() => rmSync(parent, { recursive: true, force: true }))
+  const parent = tempFolder('thumbd-stale-', t)
   // A process that ran and is gone: its pid is free (or reused, with another start time).
   const dead = spawnSync('true').pid!
   const stale = [`thumbd-${dead}-1-abc`, `thumbd-${process.pid}-1-sameaspid`]

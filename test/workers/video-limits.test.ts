@@ -2,18 +2,17 @@
 // comes before ffmpeg's report of it, and the memory of frame=best whatever the frame size.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { promisify } from 'node:util'
 import { TOOL_MARKER } from '../../workers/tools/index.ts'
 import { toolCpuSeconds } from '../../src/plugins/jobs.ts'
 import { build, postMedia } from '../helper.ts'
+import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
-const dir = mkdtempSync(join(tmpdir(), 'thumbd-video-limits-'))
-after(() => rmSync(dir, { recursive: true, force: true }))
+const dir = tempFolder('thumbd-video-limits-', { after })
 
 async function clip (name: string, size: string, seconds: number, extra: string[] = []): Promise<Buffer> {
   const path = join(dir, name)

@@ -13,6 +13,7 @@ import { detectTools, runTool, TOOL_MARKER } from '../../../workers/tools/index.
 import { AUTH, build } from '../../helper.ts'
 import { mediaPath } from '../../media.ts'
 import { waitFor } from '../../faults/helpers.ts'
+import { tempFolder } from '../../temp-folder.ts'
 
 const BASH = execFileSync('sh', ['-c', 'command -v bash'], { encoding: 'utf8' }).trim()
 
@@ -174,8 +175,7 @@ int main (int argc, char **argv) {
 
 test('with a TCP socket allowed, what Landlock\'s port rule does not see is refused: TCP Fast Open elsewhere, listen without bind, bind, IPv6', async (t) => {
   const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env: { PATH: process.env.PATH! } })
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-socket-tricks-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempFolder('thumbd-socket-tricks-', t)
   writeFileSync(join(dir, 'tricks.c'), SOCKET_TRICKS)
   execFileSync('cc', ['-O1', '-o', join(dir, 'tricks'), join(dir, 'tricks.c')])
   const listen = async () => {

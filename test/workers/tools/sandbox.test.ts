@@ -1,8 +1,7 @@
 // The OS limits around ffmpeg/ffprobe: no file writes, and no child outliving the thread that spawned it.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
@@ -11,6 +10,7 @@ import { execChain } from '../../../workers/tools/sandbox.ts'
 import type { Sandbox } from '../../../contract/types.ts'
 import { processStat } from '../../../load/sampler.ts'
 import { gone, waitFor } from '../../faults/helpers.ts'
+import { tempFolder } from '../../temp-folder.ts'
 
 const run = promisify(execFile)
 const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
@@ -24,8 +24,7 @@ test('the command is wrapped in prlimit and setpriv, which exec the tool in plac
 })
 
 test('a sandboxed tool cannot write a file', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-sandbox-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempFolder('thumbd-sandbox-', t)
   const target = join(dir, 'written')
   const [bin, ...args] = execChain('sh', ['-c', `printf data > ${target}`], SANDBOX)
   // The kernel stops the write itself (RLIMIT_FSIZE): not a missing prlimit, not a shell error.
