@@ -147,8 +147,10 @@ static enum fit fit_named (const char *name) {
   fail(EXIT_USAGE, "heif-decode: unknown fit %s", name);
 }
 
-/* The scale of that resize, per axis (as sharp computes it). */
-static void scale_of (const struct resize *r, int w, int h, double *scale_x, double *scale_y) {
+/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image.ts outputSize()
+ * rounds the same way): one side given keeps the aspect, except for fill, which leaves the other side as it is;
+ * both: cover/outside fill the box, contain/inside fit in it, fill stretches to it. */
+static void scaled_size (const struct resize *r, int w, int h, long *sw, long *sh) {
   double sx = r->width > 0 ? (double)r->width / w : (double)r->height / h, sy = r->height > 0 ? (double)r->height / h : sx;
   if (r->width > 0 && r->height > 0 && r->fit != FIT_FILL) {
     int larger = r->fit == FIT_COVER || r->fit == FIT_OUTSIDE;
@@ -157,15 +159,6 @@ static void scale_of (const struct resize *r, int w, int h, double *scale_x, dou
     if (r->width == 0) sx = 1.0;
     if (r->height == 0) sy = 1.0;
   } else if (r->height == 0) sy = sx;
-  *scale_x = sx, *scale_y = sy;
-}
-
-/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image.ts outputSize()
- * rounds the same way): one side given keeps the aspect, except for fill, which leaves the other side as it is;
- * both: cover/outside fill the box, contain/inside fit in it, fill stretches to it. */
-static void scaled_size (const struct resize *r, int w, int h, long *sw, long *sh) {
-  double sx, sy;
-  scale_of(r, w, h, &sx, &sy);
   *sw = (long)(w * sx + 0.5), *sh = (long)(h * sy + 0.5);  /* Math.round */
 }
 
