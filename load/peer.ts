@@ -10,6 +10,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import sharp from 'sharp'
 import { fire } from './cannon.ts'
+import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
 import { freePort, startServer } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 
@@ -22,7 +23,21 @@ export interface PeerSettings {
   say: (line: string) => void
 }
 
-export interface PeerRow { photo: string, megapixels: number, format: string, thumbdUrl: number, thumbdUpload: number, imgproxy: number, ratio: number }
+/** Per contender: ok/s, and the CPU its server (with its threads and child processes) spent per 200. */
+export interface PeerFigures { okPerSecond: number, cpuMsPerOk: number }
+
+export interface PeerRow {
+  photo: string
+  megapixels: number
+  format: string
+  thumbdUrl: PeerFigures
+  thumbdUpload: PeerFigures
+  imgproxy: PeerFigures
+  /** thumbd by URL over imgproxy, in ok/s: above 1, thumbd is faster. */
+  ratio: number
+  /** thumbd by URL over imgproxy, in CPU per thumbnail: below 1, thumbd does the same work for less. */
+  cpuRatio: number
+}
 
 /** imgproxy's signature: HMAC-SHA256 over salt + path, base64url without padding; key and salt in hex. */
 export function signImgproxyPath (path: string, keyHex: string, saltHex: string): string {
@@ -44,7 +59,7 @@ async function startImgproxy (binary: string) {
     const path = `/rs:fit:320:0/q:80/plain/${source}@${format === 'jpeg' ? 'jpg' : format}`
     return `${base}/${signImgproxyPath(path, key, salt)}${path}`
   }
-  return { url, stop: async () => { const exited = once(child, 'exit'); child.kill('SIGTERM'); await exited } }
+  return { url, pid: child.pid!, stop: async () => { const exited = once(child, 'exit'); child.kill('SIGTERM'); await exited } }
 }
 
 export async function comparePeer ({ imgproxy, photos, seconds, repeats, connections, say }: PeerSettings): Promise<PeerRow[]> {
@@ -53,9 +68,14 @@ export async function comparePeer ({ imgproxy, photos, seconds, repeats, connect
   const statics = await startStaticServer(photos)
   const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
   const peer = await startImgproxy(imgproxy)
-  const okPerSecond = async (url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: Buffer) => {
+  // CPU per thumbnail, besides ok/s: on 2 shared cores a rate moves with whatever else runs (the client, the
+  // origin, the VM's neighbours), the CPU each server spends per answer much less.
+  const cpuSeconds = (pid: number) => processTree(pid).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND
+  const measure = async (pid: number, url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: Buffer): Promise<PeerFigures> => {
+    const cpuBefore = cpuSeconds(pid)
     const result = await fire({ url, method, headers, body, connections, durationSeconds: seconds }).result
-    return (result.statusCodeStats['200']?.count ?? 0) / result.duration
+    const ok = result.statusCodeStats['200']?.count ?? 0
+    return { okPerSecond: ok / result.duration, cpuMsPerOk: ok === 0 ? Infinity : (cpuSeconds(pid) - cpuBefore) * 1000 / ok }
   }
   const rows: PeerRow[] = []
   try {
@@ -66,21 +86,29 @@ export async function comparePeer ({ imgproxy, photos, seconds, repeats, connect
         const source = `${statics.base}/${encodeURIComponent(name)}`
         const auth = { authorization: `Bearer ${thumbd.apiKey}` }
         const runs = {
-          thumbdUrl: () => okPerSecond(`${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width: 320, quality: 80, format }))),
-          thumbdUpload: () => okPerSecond(`${thumbd.base}/api/thumbnail?width=320&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
-          imgproxy: () => okPerSecond(peer.url(source, format), 'GET', {}, Buffer.alloc(0))
+          thumbdUrl: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width: 320, quality: 80, format }))),
+          thumbdUpload: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail?width=320&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
+          imgproxy: () => measure(peer.pid, peer.url(source, format), 'GET', {}, Buffer.alloc(0))
         }
-        const figures: Record<keyof typeof runs, number[]> = { thumbdUrl: [], thumbdUpload: [], imgproxy: [] }
+        const figures: Record<keyof typeof runs, PeerFigures[]> = { thumbdUrl: [], thumbdUpload: [], imgproxy: [] }
         // Alternating, so that a noisy minute on a shared machine hits every contender alike.
         for (let r = 0; r < repeats; r++) {
-          for (const [which, go] of Object.entries(runs) as Array<[keyof typeof runs, () => Promise<number>]>) {
+          for (const [which, go] of Object.entries(runs) as Array<[keyof typeof runs, () => Promise<PeerFigures>]>) {
             say(`${name} ${format}: ${which}, repeat ${r + 1}/${repeats}`)
             figures[which].push(await go())
           }
         }
-        const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-        const row = { photo: name, megapixels: width * height / 1e6, format, thumbdUrl: median(figures.thumbdUrl), thumbdUpload: median(figures.thumbdUpload), imgproxy: median(figures.imgproxy), ratio: 0 }
-        rows.push({ ...row, ratio: row.thumbdUrl / row.imgproxy })
+        const [thumbdUrl, thumbdUpload, peerFigures] = [medians(figures.thumbdUrl), medians(figures.thumbdUpload), medians(figures.imgproxy)]
+        rows.push({
+          photo: name,
+          megapixels: width * height / 1e6,
+          format,
+          thumbdUrl,
+          thumbdUpload,
+          imgproxy: peerFigures,
+          ratio: thumbdUrl.okPerSecond / peerFigures.okPerSecond,
+          cpuRatio: thumbdUrl.cpuMsPerOk / peerFigures.cpuMsPerOk
+        })
       }
     }
   } finally {
@@ -91,11 +119,18 @@ export async function comparePeer ({ imgproxy, photos, seconds, repeats, connect
   return rows
 }
 
+/** Median of each figure apart, over the alternating runs. */
+function medians (runs: PeerFigures[]): PeerFigures {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  return { okPerSecond: median(runs.map(r => r.okPerSecond)), cpuMsPerOk: median(runs.map(r => r.cpuMsPerOk)) }
+}
+
 export function peerTable (rows: PeerRow[]): string[] {
   const f = (n: number, d = 1) => n.toFixed(d)
+  const both = (x: PeerFigures) => `${f(x.okPerSecond)} / ${f(x.cpuMsPerOk, 0)}`
   return [
-    '| photo | MP | out | thumbd URL /s | thumbd upload /s | imgproxy /s | thumbd URL / imgproxy |',
-    '|---|---:|---|---:|---:|---:|---:|',
-    ...rows.map(r => `| ${r.photo} | ${f(r.megapixels)} | ${r.format} | ${f(r.thumbdUrl)} | ${f(r.thumbdUpload)} | ${f(r.imgproxy)} | **${f(r.ratio, 2)}** |`)
+    '| photo | MP | out | thumbd URL: ok/s / CPU ms | thumbd upload: ok/s / CPU ms | imgproxy: ok/s / CPU ms | thumbd URL / imgproxy, ok/s | thumbd URL / imgproxy, CPU |',
+    '|---|---:|---|---:|---:|---:|---:|---:|',
+    ...rows.map(r => `| ${r.photo} | ${f(r.megapixels)} | ${r.format} | ${both(r.thumbdUrl)} | ${both(r.thumbdUpload)} | ${both(r.imgproxy)} | **${f(r.ratio, 2)}** | **${f(r.cpuRatio, 2)}** |`)
   ]
 }

@@ -3,7 +3,7 @@
 // into its parent's cutime/cstime, so summing utime+stime+cutime+cstime over the live tree stays consistent.
 import { readdirSync, readFileSync } from 'node:fs'
 
-const CLOCK_TICKS_PER_SECOND = 100
+export const CLOCK_TICKS_PER_SECOND = 100
 const PAGE_BYTES = 4096
 
 /** `comm`: the command name (at most 15 characters); `state`: R, S, D, Z (zombie) ... */
