@@ -169,3 +169,23 @@ test('a body refused part way through its intake (not media) is read and dropped
     assert.match(reply, /^HTTP\/1\.1 415 [\s\S]*"code":"THUMBD_UNSUPPORTED_MEDIA"/, `try ${i}: ${error ?? ''} ${reply}`)
   }
 })
+
+test('a refused body is dropped without taking its connection off Node\'s native HTTP parser', async (t) => {
+  // A 'data' listener on the socket (how the linger first counted bytes) makes Node hand every later body on
+  // that kept-alive connection to JavaScript stream events: under a flood of refusals that was most of the
+  // main thread's tail (docs/benchmarks.md). parser._consumed is Node's own mark of the native path.
+  const app = await build(t)
+  const base = await listen(app)
+  const nativeParsing: Array<boolean | undefined> = []
+  app.server.on('request', (request: { url?: string, socket: { parser?: { _consumed?: boolean } } }) => {
+    if (request.url === '/health') nativeParsing.push(request.socket.parser?._consumed)
+  })
+  const body = Buffer.alloc(2 * 2 ** 20)
+  const client = await rawClient(portOf(base))
+  const refused = requestHead('/api/thumbnail', body.length).replace(`Bearer ${TEST_KEY}`, 'Bearer wrong-key')
+  client.socket.write(Buffer.concat([Buffer.from('GET /health HTTP/1.1\r\nhost: localhost\r\n\r\n'), Buffer.from(refused), body, Buffer.from('GET /health HTTP/1.1\r\nhost: localhost\r\n\r\n')]))
+  await waitFor(() => (client.reply().match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 3, 10_000, 'three answers on one connection')
+  client.socket.end()
+  assert.deepEqual(client.reply().match(/HTTP\/1\.1 \d{3} /g), ['HTTP/1.1 200 ', 'HTTP/1.1 401 ', 'HTTP/1.1 200 '])
+  assert.deepEqual(nativeParsing, [true, true], 'the request after the refusal is still parsed natively')
+})
