@@ -59,7 +59,19 @@ async function startImgproxy (binary: string) {
     const path = `/rs:fit:320:0/q:80/plain/${source}@${format === 'jpeg' ? 'jpg' : format}`
     return `${base}/${signImgproxyPath(path, key, salt)}${path}`
   }
-  return { url, pid: child.pid!, stop: async () => { const exited = once(child, 'exit'); child.kill('SIGTERM'); await exited } }
+  const running = () => child.exitCode === null && child.signalCode === null
+  return {
+    url,
+    pid: child.pid!,
+    /** Throws if imgproxy is gone (it crashed once here, in glibc's malloc): a dead peer is not a slow one. */
+    checkAlive: () => { if (!running()) throw new Error(`imgproxy (${binary}) exited during the run (${child.signalCode ?? child.exitCode}); its stderr is above`) },
+    stop: async () => {
+      if (!running()) return
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
 }
 
 export async function comparePeer ({ imgproxy, photos, seconds, repeats, connections, say }: PeerSettings): Promise<PeerRow[]> {
@@ -96,6 +108,7 @@ export async function comparePeer ({ imgproxy, photos, seconds, repeats, connect
           for (const [which, go] of Object.entries(runs) as Array<[keyof typeof runs, () => Promise<PeerFigures>]>) {
             say(`${name} ${format}: ${which}, repeat ${r + 1}/${repeats}`)
             figures[which].push(await go())
+            peer.checkAlive()
           }
         }
         const [thumbdUrl, thumbdUpload, peerFigures] = [medians(figures.thumbdUrl), medians(figures.thumbdUpload), medians(figures.imgproxy)]
