@@ -40,11 +40,13 @@ export function execChain (bin: string, args: string[], sandbox: Sandbox, reads:
   }
   // Only native/sandbox.c can confine a socket to one port: without it a tool gets no network at all to ask for.
   if (connectPort !== undefined) throw new Error('a TCP port for a tool needs native/thumbd-sandbox-exec')
-  let command = withParentDeath(sandbox.setpriv, [bin, ...args])
-  if (sandbox.prlimit !== undefined) {
-    command = [sandbox.prlimit, `--as=${limits.addressSpaceBytes}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--core=${limits.coreBytes}`, '--', ...command]
-  }
-  return command
+  const limited = sandbox.prlimit === undefined
+    ? [bin, ...args]
+    : [sandbox.prlimit, `--as=${limits.addressSpaceBytes}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--core=${limits.coreBytes}`, '--', bin, ...args]
+  // setpriv goes first: the parent-death signal survives prlimit's exec, and the sooner it is set, the shorter
+  // the window in which a parent's death (before it is set) leaves the tool orphaned. setpriv cannot close that
+  // window as thumbd-sandbox-exec does (it checks its parent after setting the signal).
+  return withParentDeath(sandbox.setpriv, limited)
 }
 
 /** The command, killed by the kernel when the thread that started it dies (setpriv, where present). */

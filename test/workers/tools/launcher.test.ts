@@ -25,12 +25,15 @@ function children (pid: number): Array<{ pid: number, cmdline: string }> {
 }
 const launcherOf = (pid: number) => children(pid).find(c => c.cmdline.includes('launcher-process.ts'))
 
-/** This thread's launcher and its `sleep 30`, once both run (polled: the launcher starts the tool when it gets to it). */
+/**
+ * This thread's launcher and its `sleep 30`, once both run (polled: the launcher starts the tool when it gets to
+ * it). Only once the chain has exec'd `sleep` itself: before that, setpriv may not have set the parent-death signal yet.
+ */
 async function runningSleeper (): Promise<{ launcher: number, sleeper: number }> {
   let found: { launcher: number, sleeper: number } | undefined
   await waitFor(() => {
     const launcher = launcherOf(process.pid)
-    const sleeper = launcher === undefined ? undefined : children(launcher.pid).find(c => c.cmdline.includes('sleep 30'))
+    const sleeper = launcher === undefined ? undefined : children(launcher.pid).find(c => c.cmdline.startsWith('sleep 30'))
     found = sleeper === undefined ? undefined : { launcher: launcher!.pid, sleeper: sleeper.pid }
     return found !== undefined
   }, 5000, 'sleep 30 to run under the launcher')
@@ -97,7 +100,7 @@ test('terminating the thread kills its launcher and the tools it started', async
   `)), { workerData: { spawn: new URL('../../../workers/tools/run-tool.ts', import.meta.url).href, sandbox: SANDBOX } })
   await new Promise(resolve => worker.once('message', resolve))
   const launchers = () => children(process.pid).filter(c => c.cmdline.includes('launcher-process.ts'))
-  const sleepersOf = () => launchers().flatMap(l => children(l.pid)).filter(c => c.cmdline.includes('sleep 30'))
+  const sleepersOf = () => launchers().flatMap(l => children(l.pid)).filter(c => c.cmdline.startsWith('sleep 30'))
   await waitFor(() => sleepersOf().length > 0, 5000, 'the thread\'s tool to run')
   const sleepers = sleepersOf()
   assert.equal(sleepers.length, 1, 'the thread\'s tool is running')

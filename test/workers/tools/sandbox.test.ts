@@ -15,10 +15,10 @@ import { tempFolder } from '../../temp-folder.ts'
 const run = promisify(execFile)
 const SANDBOX: Sandbox = { prlimit: 'prlimit', setpriv: 'setpriv', env: { PATH: process.env.PATH! }, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
 
-test('the command is wrapped in prlimit and setpriv, which exec the tool in place', () => {
+test('the command is wrapped in setpriv, then prlimit, which exec the tool in place', () => {
   const [bin, ...args] = execChain('ffmpeg', ['-version'], SANDBOX)
-  assert.equal(bin, 'prlimit')
-  assert.deepEqual(args.slice(-6), ['setpriv', '--pdeathsig', 'KILL', '--', 'ffmpeg', '-version'])
+  assert.deepEqual([bin, ...args.slice(0, 4)], ['setpriv', '--pdeathsig', 'KILL', '--', 'prlimit'])
+  assert.deepEqual(args.slice(-3), ['--', 'ffmpeg', '-version'])
   assert.ok(args.includes('--fsize=0'))
   assert.deepEqual(execChain('ffmpeg', ['-version'], { env: {}, addressSpaceBytes: 1, cpuSeconds: 1 }), ['ffmpeg', '-version'])
 })
