@@ -12,7 +12,9 @@
 //   together are read at LINGER_BYTES_PER_SECOND at most: under a flood of refused uploads from clients that
 //   send the next at once, reading and dropping them as fast as they come took the main thread and the
 //   loopback (~350 MB/s, /health p99 in the hundreds of ms); over the budget a socket is paused, so TCP
-//   backpressure makes its client wait, as a full queue should.
+//   backpressure makes its client wait, as a full queue should, and LINGER_MS waits out that pause too (up
+//   to LINGER_MAX_MS). A reply that closes its connection (the client asked, HTTP/1.0, Fastify's own body
+//   parser errors) half-closes it and lingers the same way: Node's close would reset a client still sending.
 // Hand-written: Node's own timeouts cover headers and idle sockets but have no rate floor, and its close after
 // an early answer resets clients that are still sending.
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
@@ -29,6 +31,8 @@ export const BODY_WINDOW_MS = 5000
 /** How much of a refused body is read and dropped, and for how long, before the connection is cut. */
 export const LINGER_BYTES = 16 * 2 ** 20
 export const LINGER_MS = 5000
+/** LINGER_MS grows by the budget's pauses (the server's own wait, not the client's), up to this. */
+export const LINGER_MAX_MS = 30_000
 /** What all lingering bodies together may be read at, after a burst of LINGER_BURST_BYTES. */
 export const LINGER_BYTES_PER_SECOND = 64 * 2 ** 20
 const LINGER_BURST_BYTES = 32 * 2 ** 20
@@ -82,6 +86,23 @@ function byteBudget (bytesPerSecond: number, burstBytes: number) {
   }
 }
 
+/** Sockets whose reply asked Node to close them while their request's body was still unread. */
+const halfClosed = new WeakSet<Socket>()
+
+/**
+ * For one reply: when Node closes the connection after it (Connection: close), it calls destroySoon(), which
+ * destroys the socket with the client's body unread, and the kernel answers the client's next bytes with a
+ * reset that also discards the reply. Only the write side is ended instead; the linger destroys the socket
+ * once the body is read or its bounds are hit.
+ */
+function halfCloseInstead (socket: Socket) {
+  if (Object.hasOwn(socket, 'destroySoon')) return
+  socket.destroySoon = function (this: Socket) {
+    halfClosed.add(this)
+    this.end()
+  }
+}
+
 export default fp<{ config: Config }>(async (app, { config }) => {
   const lingerBudget = byteBudget(LINGER_BYTES_PER_SECOND, LINGER_BURST_BYTES)
   const floorPerWindow = config.minBodyBytesPerSecond * BODY_WINDOW_MS / 1000
@@ -117,7 +138,11 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   // body on the kept-alive connection, admitted ones too, went through JS stream events (/health p99 under a
   // flood of refusals 14.7 -> 10.5 ms, docs/benchmarks.md).
   app.addHook('onSend', async (request, _reply, payload) => {
-    if (!request.raw.complete && !request.raw.destroyed) request.raw.read(0)
+    const { raw } = request
+    if (!raw.complete && !raw.destroyed) {
+      raw.read(0)
+      if (raw.socket instanceof Socket) halfCloseInstead(raw.socket)
+    }
     return payload
   })
 
@@ -125,9 +150,22 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   app.addHook('onResponse', async (request) => {
     const { raw } = request
     const { socket } = raw
-    if (raw.complete || !(socket instanceof Socket) || socket.destroyed) return
+    if (!(socket instanceof Socket)) return
+    const closing = halfClosed.has(socket)
+    // Node has made its call on this reply's connection by now ('finish' ran its own listener first).
+    Reflect.deleteProperty(socket, 'destroySoon')
+    halfClosed.delete(socket)
+    const close = () => { if (closing) socket.destroySoon() }
+    if (raw.complete || socket.destroyed) return close()
     const cut = () => socket.destroy()
-    const timer = setTimeout(cut, LINGER_MS).unref()
+    const started = performance.now()
+    let deadline = started + LINGER_MS
+    const atDeadline = () => {
+      const leftMs = deadline - performance.now()
+      if (leftMs <= 0) return cut()
+      timer = setTimeout(atDeadline, leftMs).unref()
+    }
+    let timer = setTimeout(atDeadline, LINGER_MS).unref()
     let read = 0
     let waiting: NodeJS.Timeout | undefined
     const dropping = (chunk: Buffer) => {
@@ -135,7 +173,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       if (read > LINGER_BYTES) return cut()
       const waitMs = lingerBudget.take(chunk.length)
       if (waitMs === 0 || waiting !== undefined) return
-      // Paused, the body fills its buffer and Node stops reading the socket: TCP backpressure.
+      // Paused, the body fills its buffer and Node stops reading the socket: TCP backpressure. The client is
+      // waiting for the server here, so the deadline moves too: else a flood cuts every linger at once.
+      deadline = Math.min(started + LINGER_MAX_MS, deadline + waitMs)
       raw.pause()
       waiting = setTimeout(() => {
         waiting = undefined
@@ -148,6 +188,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       raw.off('data', dropping)
       raw.off('end', done)
       socket.off('close', done)
+      close()
     }
     raw.once('end', done)
     socket.once('close', done)
