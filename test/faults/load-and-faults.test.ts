@@ -102,9 +102,11 @@ test('abort: clients that leave mid-job leave no ffmpeg and no temp file behind'
 })
 
 test('timeout: a job past JOB_TIMEOUT_MS gets 504 and its ffmpeg is gone', async (t) => {
-  const app = await build(t, { JOB_TIMEOUT_MS: '400' })
+  // The config's shortest timeout, and a frame ~240 1080p frames past the only keyframe: the job takes ~330 ms
+  // on a fast day of the 2-core VM (it once finished inside a 400 ms timeout there).
+  const app = await build(t, { JOB_TIMEOUT_MS: '100' })
   const started = Date.now()
-  const res = await app.inject({ method: 'POST', url: '/api/thumbnail?at=8&frame=best', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: await media('slow-seek') })
+  const res = await app.inject({ method: 'POST', url: '/api/thumbnail?at=9.6&frame=best', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: await media('slow-seek') })
   assert.equal(res.statusCode, 504, res.body)
   assert.equal(res.json().code, 'THUMBD_TIMEOUT')
   assert.ok(Date.now() - started < 3000, 'answered near the deadline')
