@@ -86,16 +86,19 @@ function byteBudget (bytesPerSecond: number, burstBytes: number) {
   }
 }
 
+/** The request whose reply may half-close its socket (halfCloseInstead): with pipelining, the last one to ask. */
+const halfCloseOwner = new WeakMap<Socket, IncomingMessage>()
 /** Sockets whose reply asked Node to close them while their request's body was still unread. */
 const halfClosed = new WeakSet<Socket>()
 
 /**
- * For one reply: when Node closes the connection after it (Connection: close), it calls destroySoon(), which
- * destroys the socket with the client's body unread, and the kernel answers the client's next bytes with a
- * reset that also discards the reply. Only the write side is ended instead; the linger destroys the socket
- * once the body is read or its bounds are hit.
+ * For one request's reply: when Node closes the connection after it (Connection: close), it calls destroySoon(),
+ * which destroys the socket with the client's body unread, and the kernel answers the client's next bytes with a
+ * reset that also discards the reply. Only the write side is ended instead; that request's linger destroys the
+ * socket once the body is read or its bounds are hit.
  */
-function halfCloseInstead (socket: Socket) {
+function halfCloseInstead (request: IncomingMessage, socket: Socket) {
+  halfCloseOwner.set(socket, request)
   if (Object.hasOwn(socket, 'destroySoon')) return
   socket.destroySoon = function (this: Socket) {
     halfClosed.add(this)
@@ -103,8 +106,25 @@ function halfCloseInstead (socket: Socket) {
   }
 }
 
+/** Whether `request`'s reply half-closed its socket; the socket is Node's own again after this. */
+function takeHalfClose (request: IncomingMessage, socket: Socket): boolean {
+  if (halfCloseOwner.get(socket) !== request) return false
+  halfCloseOwner.delete(socket)
+  Reflect.deleteProperty(socket, 'destroySoon')
+  const closing = halfClosed.has(socket)
+  halfClosed.delete(socket)
+  return closing
+}
+
 export default fp<{ config: Config }>(async (app, { config }) => {
   const lingerBudget = byteBudget(LINGER_BYTES_PER_SECOND, LINGER_BURST_BYTES)
+  /** Each linger's way back to a plain LINGER_MS deadline, so that closing the server waits LINGER_MS at most. */
+  const lingering = new Set<() => void>()
+  let shuttingDown = false
+  app.addHook('preClose', async () => {
+    shuttingDown = true
+    for (const hurry of lingering) hurry()
+  })
   const floorPerWindow = config.minBodyBytesPerSecond * BODY_WINDOW_MS / 1000
   app.decorateRequest('bodyTooSlow', null as unknown as AbortSignal)
 
@@ -141,7 +161,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const { raw } = request
     if (!raw.complete && !raw.destroyed) {
       raw.read(0)
-      if (raw.socket instanceof Socket) halfCloseInstead(raw.socket)
+      if (raw.socket instanceof Socket) halfCloseInstead(raw, raw.socket)
     }
     return payload
   })
@@ -151,21 +171,27 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const { raw } = request
     const { socket } = raw
     if (!(socket instanceof Socket)) return
-    const closing = halfClosed.has(socket)
     // Node has made its call on this reply's connection by now ('finish' ran its own listener first).
-    Reflect.deleteProperty(socket, 'destroySoon')
-    halfClosed.delete(socket)
+    const closing = takeHalfClose(raw, socket)
     const close = () => { if (closing) socket.destroySoon() }
     if (raw.complete || socket.destroyed) return close()
     const cut = () => socket.destroy()
     const started = performance.now()
     let deadline = started + LINGER_MS
+    // Shutting down, app.close() waits for every linger: the budget's pauses no longer extend it.
+    let extending = !shuttingDown
     const atDeadline = () => {
       const leftMs = deadline - performance.now()
       if (leftMs <= 0) return cut()
       timer = setTimeout(atDeadline, leftMs).unref()
     }
     let timer = setTimeout(atDeadline, LINGER_MS).unref()
+    const hurry = () => {
+      extending = false
+      deadline = Math.min(deadline, performance.now() + LINGER_MS)
+      clearTimeout(timer)
+      atDeadline()
+    }
     let read = 0
     let waiting: NodeJS.Timeout | undefined
     const dropping = (chunk: Buffer) => {
@@ -175,15 +201,17 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       if (waitMs === 0 || waiting !== undefined) return
       // Paused, the body fills its buffer and Node stops reading the socket: TCP backpressure. The client is
       // waiting for the server here, so the deadline moves too: else a flood cuts every linger at once.
-      deadline = Math.min(started + LINGER_MAX_MS, deadline + waitMs)
+      if (extending) deadline = Math.min(started + LINGER_MAX_MS, deadline + waitMs)
       raw.pause()
       waiting = setTimeout(() => {
         waiting = undefined
         raw.resume()
       }, waitMs).unref()
     }
+    lingering.add(hurry)
     // A pause still running is left to end: the connection's next request waits out its share too.
     const done = () => {
+      lingering.delete(hurry)
       clearTimeout(timer)
       raw.off('data', dropping)
       raw.off('end', done)

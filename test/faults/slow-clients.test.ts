@@ -192,6 +192,39 @@ test('refused bodies are read at LINGER_BYTES_PER_SECOND at most, all clients to
   assert.ok(elapsedMs > atBudgetMs * 0.8, `${clients * 16} MiB of refused bodies were read in ${elapsedMs.toFixed(0)} ms: faster than the budget allows (${atBudgetMs.toFixed(0)} ms)`)
 })
 
+test('a pipelined refusal that closes its connection, behind a job on the same connection, still reaches its client', async (t) => {
+  // The half-close belongs to the refused request: the job's reply, finishing first, must not close the socket
+  // with the refused body unread (found by a red-team read: EPIPE, no 401).
+  const app = await build(t)
+  const base = await listen(app)
+  const jpeg = await media('jpeg')
+  const body = Buffer.alloc(4 * 2 ** 20)
+  const refused = requestHead('/api/thumbnail', body.length, ['connection: close']).replace(`Bearer ${TEST_KEY}`, 'Bearer wrong-key')
+  const client = await rawClient(portOf(base))
+  client.socket.pause()
+  const written = new Promise<string | undefined>(resolve => client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', jpeg.length)), jpeg, Buffer.from(refused), body]), err => resolve((err as NodeJS.ErrnoException | null)?.code)))
+  const writeError = await written
+  client.socket.resume()
+  const error = writeError ?? await client.closed
+  assert.deepEqual(client.reply().match(/HTTP\/1\.1 \d{3} /g), ['HTTP/1.1 200 ', 'HTTP/1.1 401 '], error)
+  assert.equal(error, undefined)
+})
+
+test('closing the server waits LINGER_MS at most for lingering bodies, though the budget\'s pauses extend them', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  app.drain(60_000).catch(() => {})
+  // 32 x 16 MiB: at the budget's rate their lingers would run ~7.5 s.
+  const body = Buffer.alloc(16 * 2 ** 20)
+  const clients = Array.from({ length: 32 }, () => sendAllThenRead(portOf(base), requestHead('/api/thumbnail', body.length), body).catch(() => {}))
+  await new Promise(resolve => setTimeout(resolve, 500))
+  const started = performance.now()
+  await app.close()
+  const closeMs = performance.now() - started
+  await Promise.all(clients)
+  assert.ok(closeMs < LINGER_MS + 1000, `app.close() took ${closeMs.toFixed(0)} ms`)
+})
+
 test('a body refused part way through its intake (not media) is read and dropped: the client sees its 415, not a reset', async (t) => {
   const app = await build(t)
   const base = await listen(app)
