@@ -10,7 +10,7 @@ import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { thumbHashToAverageRGBA } from 'thumbhash'
 import { AUTH, build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
-import { decoderChildren, listen } from '../faults/helpers.ts'
+import { decoderChildren, listen, toolProcesses, waitFor } from '../faults/helpers.ts'
 import { startStaticServer } from '../../load/static-server.ts'
 import { tempFolder } from '../temp-folder.ts'
 
@@ -127,14 +127,19 @@ int main (int argc, char **argv) {  /* OUT W H RRGGBB ICC THUMB_W THUMB_H RRGGBB
 }
 `
 
-async function heicWithThumbnail (name: string, primary: [number, number, string, string], thumbnail: [number, number, string, string]): Promise<Buffer> {
-  const tool = join(dir, 'heic-with-thumbnail')
+/** One of these C programs, compiled once. */
+async function compiled (name: string, source: string): Promise<string> {
+  const tool = join(dir, name)
   if (!existsSync(tool)) {
-    writeFileSync(`${tool}.c`, MAKE_HEIC_WITH_THUMBNAIL)
+    writeFileSync(`${tool}.c`, source)
     const { stdout } = await run('pkg-config', ['--cflags', '--libs', 'libheif'])
     await run('cc', ['-O1', '-o', tool, `${tool}.c`, ...stdout.trim().split(/\s+/)])
   }
-  await run(tool, [join(dir, name), ...[...primary, ...thumbnail].map(String)])
+  return tool
+}
+
+async function heicWithThumbnail (name: string, primary: [number, number, string, string], thumbnail: [number, number, string, string]): Promise<Buffer> {
+  await run(await compiled('heic-with-thumbnail', MAKE_HEIC_WITH_THUMBNAIL), [join(dir, name), ...[...primary, ...thumbnail].map(String)])
   return readFileSync(join(dir, name))
 }
 
@@ -236,10 +241,11 @@ test('a photo decoded for a much smaller output is box-shrunk by heif-decode fir
   const decode = async (fit: string[]) => (await run(tool, ['--max-pixels', '50000000', ...fit, photo], { encoding: 'buffer', maxBuffer: 2 ** 26 })).stdout
   const full = await decode([])
   // [fit, width, height] → the size heif-decode hands over for the 1600x1200 photo: shrunk by a divisor of the box
-  // shrink libvips would make (cover 200x200: 3, which 1600 is not a multiple of: none), never below 4x the output.
+  // shrink libvips would make (cover 250: 3 for both axes, which 1600 is not a multiple of: none), never below 4x the output.
   const cases: ['cover' | 'fill' | 'inside', number, number, [number, number]][] = [
     ['cover', 320, 0, [800, 600]], ['cover', 100, 0, [200, 150]], ['cover', 333, 0, [800, 600]], ['fill', 300, 100, [800, 600]],
     ['cover', 200, 200, [1600, 1200]], ['cover', 200, 0, [400, 300]], ['inside', 1000, 0, [1600, 1200]], ['cover', 500, 0, [1600, 1200]],
+    ['cover', 250, 0, [1600, 1200]],
     // fill with one side leaves the other as it is: 100x1200, nothing to shrink
     ['fill', 100, 0, [1600, 1200]]
   ]
@@ -254,4 +260,95 @@ test('a photo decoded for a much smaller output is box-shrunk by heif-decode fir
     const mean = a!.data.reduce((sum, v, i) => sum + Math.abs(v - b!.data[i]!), 0) / a!.data.length
     assert.ok(worst <= 6 && mean < 0.1, `${fit} ${width}x${height}: pixels differ by ${worst} at most, ${mean.toFixed(3)} on average`)
   }
+})
+
+/**
+ * A W x H HEIC, red on its left half and blue on its right, stored with an irot/imir ORIENTATION (EXIF's 1-8,
+ * as phones write a photo taken sideways; heif-enc has no option for it). OUT W H ORIENTATION.
+ */
+const MAKE_ORIENTED_HEIC = String.raw`#include <libheif/heif.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main (int argc, char **argv) {
+  struct heif_context *ctx = heif_context_alloc();
+  struct heif_encoder *encoder;
+  struct heif_image *image;
+  int stride;
+  if (argc != 5) return 64;
+  int w = atoi(argv[2]), h = atoi(argv[3]);
+  heif_image_create(w, h, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image);
+  heif_image_add_plane(image, heif_channel_interleaved, w, h, 8);
+  uint8_t *p = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+  for (int y = 0; y < h; y++) for (int x = 0; x < w; x++) p[y * stride + x * 3] = x < w / 2 ? 255 : 0, p[y * stride + x * 3 + 1] = 0, p[y * stride + x * 3 + 2] = x < w / 2 ? 0 : 255;
+  struct heif_encoding_options *options = heif_encoding_options_alloc();
+  options->image_orientation = (enum heif_orientation)atoi(argv[4]);
+  if (heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &encoder).code) return 1;
+  if (heif_context_encode_image(ctx, image, encoder, options, NULL).code) return 1;
+  return heif_context_write_to_file(ctx, argv[1]).code ? 1 : 0;
+}
+`
+
+test('a HEIC stored sideways (orientation 6) comes out upright: portrait, its left half on top', async (t) => {
+  const app = await build(t)
+  const name = join(dir, 'sideways.heic')
+  await run(await compiled('oriented-heic', MAKE_ORIENTED_HEIC), [name, '640', '480', '6'])
+  const res = await postMedia(app, 'thumbnail', readFileSync(name), 'image/heic')
+  assert.equal(res.statusCode, 200, res.body)
+  const meta = await decoded(res.rawPayload)
+  assert.deepEqual([meta.width, meta.height], [320, 427], 'the displayed 480x640, not the coded 640x480')
+  // Rotated 90° clockwise: the coded left (red) is the displayed top, the right (blue) the bottom.
+  const half = async (top: number) => picture(await sharp(res.rawPayload).extract({ left: 0, top, width: 320, height: 200 }).toBuffer())
+  assert.deepEqual([await half(0), await half(227)], ['red', 'blue'])
+})
+
+test('a HEIC with alpha keeps it: a PNG with 4 channels, transparent where the photo is', async (t) => {
+  const app = await build(t)
+  // 1600x1200, so that the default 320 px thumbnail is one heif-decode would box-shrink, were it RGB.
+  const [width, height] = [1600, 1200]
+  const rgba = Buffer.alloc(width * height * 4)
+  for (let i = 0; i < width * height; i++) rgba.set([0, 160, 0, i % width < width / 2 ? 0 : 255], i * 4)
+  await sharp(rgba, { raw: { width, height, channels: 4 } }).png().toFile(join(dir, 'alpha.png'))
+  await run('heif-enc', ['-q', '60', '-o', join(dir, 'alpha.heic'), join(dir, 'alpha.png')])
+  const res = await postMedia(app, 'thumbnail', readFileSync(join(dir, 'alpha.heic')), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
+  const { data, info } = await sharp(res.rawPayload).raw().toBuffer({ resolveWithObject: true })
+  assert.deepEqual([info.width, info.height, info.channels], [320, 240, 4])
+  const alpha = (x: number, y: number) => data[(y * info.width + x) * 4 + 3]
+  // Away from the edge, which lossy coding and lanczos3 blur.
+  for (const y of [10, 120, 230]) assert.deepEqual([alpha(20, y), alpha(140, y), alpha(180, y), alpha(300, y)].map(a => a! < 8 ? 0 : a! > 247 ? 255 : a), [0, 0, 255, 255], `row ${y}`)
+})
+
+test('a photo over libheif\'s own per-side limit (MAX_INPUT_PIXELS under its width) is 413, as over the pixel limit', async (t) => {
+  // heif-decode gives libheif a side limit of MAX_INPUT_PIXELS (capped): at 1000, libheif itself refuses the
+  // 1600x1200 photo as the file is read, before heif-decode's own pixel check, and that must still be "too large".
+  const app = await build(t, { MAX_INPUT_PIXELS: '1000' })
+  const photo = join(dir, 'photo.heic')
+  const res = await postMedia(app, 'thumbnail', existsSync(photo) ? readFileSync(photo) : await heic('photo'), 'image/heic')
+  assert.equal(res.statusCode, 413, res.body)
+  assert.equal(res.json().code, 'THUMBD_PAYLOAD_TOO_LARGE')
+})
+
+test('timeout: a HEIC decode past JOB_TIMEOUT_MS gets 504 and its heif-decode is killed', async (t) => {
+  const png = join(dir, 'large.png')
+  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=4000x3000', '-frames:v', '1', png])
+  await run('heif-enc', ['-q', '30', '-p', 'preset=ultrafast', '-o', join(dir, 'large.heic'), png])
+  const app = await build(t, { JOB_TIMEOUT_MS: '100' })
+  // A job's heif-decode, not heif-decode's zygote: the server's own child, which forks the jobs' and outlives
+  // them by design (frozen, it was left running: the test's doing, not a lost kill).
+  const heifDecoders = () => toolProcesses().filter(p => p.comm === 'heif-decode' && p.state !== 'Z' && p.ppid !== process.pid)
+  // 12 MP decodes in ~0.2 s here, so it could end by itself before anyone checks: each job's heif-decode is
+  // frozen, and then only the server's kill (SIGKILL, after SIGTERM's grace) can end it.
+  const frozen = new Set<number>()
+  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
+  let answered = false
+  const reply = postMedia(app, 'thumbnail', readFileSync(join(dir, 'large.heic')), 'image/heic').finally(() => { answered = true })
+  await waitFor(() => {
+    for (const { pid } of heifDecoders()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
+    return answered
+  }, 20_000, 'the reply')
+  const res = await reply
+  assert.equal(res.statusCode, 504, res.body)
+  assert.equal(res.json().code, 'THUMBD_TIMEOUT')
+  await waitFor(() => heifDecoders().length === 0, 5000, 'heif-decode to be killed')
+  assert.deepEqual(leftoverTempFiles(app), [])
 })
