@@ -38,7 +38,7 @@ export function healthProbe (base: string, everyMs = 25) {
 }
 
 /** A file of /proc/<pid> as text; empty if the process is gone (or a zombie, whose environ reads empty). */
-export function procText (pid: number, file: 'environ' | 'cmdline'): string {
+export function procText (pid: number, file: 'environ' | 'cmdline' | 'status'): string {
   try {
     return readFileSync(`/proc/${pid}/${file}`, 'latin1')
   } catch {

@@ -29,12 +29,16 @@ const LONG_RUN = ['-hide_banner', '-nostdin', '-re', '-f', 'lavfi', '-i', 'tests
 const live = (pid: number) => processTree(pid).filter(p => p.ppid === pid && p.state !== 'Z')
 const zygotes = () => live(process.pid).filter(p => p.comm === 'ffmpeg-zygote')
 
+/** The fork has become the tool once its seccomp filter is on: the last step, after its name, descriptors and limits. */
+const becameTool = (pid: number) => /^Seccomp:\s+[12]$/m.test(procText(pid, 'status'))
+
 async function runningChild (): Promise<{ zygote: number, pid: number }> {
   const until = Date.now() + 3000
   while (Date.now() < until) {
     for (const zygote of zygotes()) {
       const [child] = live(zygote.pid)
-      if (child !== undefined) return { zygote: zygote.pid, pid: child.pid }
+      // Found between fork and the tool's start, it was still named ffmpeg-zygote (failed CI once).
+      if (child !== undefined && becameTool(child.pid)) return { zygote: zygote.pid, pid: child.pid }
     }
     await new Promise(resolve => setTimeout(resolve, 20))
   }
