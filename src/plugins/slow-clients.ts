@@ -86,10 +86,11 @@ function byteBudget (bytesPerSecond: number, burstBytes: number) {
   }
 }
 
-/** The request whose reply may half-close its socket (halfCloseInstead): with pipelining, the last one to ask. */
-const halfCloseOwner = new WeakMap<Socket, IncomingMessage>()
-/** Sockets whose reply asked Node to close them while their request's body was still unread. */
-const halfClosed = new WeakSet<Socket>()
+/**
+ * Per socket, the request whose reply may half-close it (with pipelining, the last one to ask), and whether
+ * Node did close it after that reply.
+ */
+const halfCloses = new WeakMap<Socket, { request: IncomingMessage, closing: boolean }>()
 
 /**
  * For one request's reply: when Node closes the connection after it (Connection: close), it calls destroySoon(),
@@ -98,22 +99,21 @@ const halfClosed = new WeakSet<Socket>()
  * socket once the body is read or its bounds are hit.
  */
 function halfCloseInstead (request: IncomingMessage, socket: Socket) {
-  halfCloseOwner.set(socket, request)
-  if (Object.hasOwn(socket, 'destroySoon')) return
+  const halfClose = { request, closing: false }
+  halfCloses.set(socket, halfClose)
   socket.destroySoon = function (this: Socket) {
-    halfClosed.add(this)
+    halfClose.closing = true
     this.end()
   }
 }
 
 /** Whether `request`'s reply half-closed its socket; the socket is Node's own again after this. */
 function takeHalfClose (request: IncomingMessage, socket: Socket): boolean {
-  if (halfCloseOwner.get(socket) !== request) return false
-  halfCloseOwner.delete(socket)
+  const halfClose = halfCloses.get(socket)
+  if (halfClose?.request !== request) return false
+  halfCloses.delete(socket)
   Reflect.deleteProperty(socket, 'destroySoon')
-  const closing = halfClosed.has(socket)
-  halfClosed.delete(socket)
-  return closing
+  return halfClose.closing
 }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
