@@ -30,14 +30,25 @@ async function rawClient (port: number): Promise<RawClient> {
   return { socket, reply: () => reply, closed }
 }
 
-/** As Python's http.client does: the whole request is written before a byte of the answer is read. */
-async function sendAllThenRead (port: number, head: string, body: Buffer): Promise<{ reply: string, error?: string }> {
-  const client = await rawClient(port)
+/**
+ * Writes every part, at once (corked: one write as far as the server can tell, with no copy of large bodies),
+ * before reading a byte of the answer, as Python's http.client does; the write's error code, if any.
+ */
+async function writeBeforeReading (client: RawClient, ...parts: Array<string | Buffer>): Promise<string | undefined> {
   client.socket.pause()
-  client.socket.write(head)
-  const written = new Promise<string | undefined>(resolve => client.socket.write(body, err => resolve((err as NodeJS.ErrnoException | null)?.code)))
+  client.socket.cork()
+  for (const part of parts.slice(0, -1)) client.socket.write(part)
+  const written = new Promise<string | undefined>(resolve => client.socket.write(parts.at(-1)!, err => resolve((err as NodeJS.ErrnoException | null)?.code)))
+  client.socket.uncork()
   const writeError = await written
   client.socket.resume()
+  return writeError
+}
+
+/** A whole request written before its answer is read: the answer's head, or the error that took its place. */
+async function sendAllThenRead (port: number, head: string, body: Buffer): Promise<{ reply: string, error?: string }> {
+  const client = await rawClient(port)
+  const writeError = await writeBeforeReading(client, head, body)
   await waitFor(() => client.reply().includes('\r\n\r\n') || client.socket.destroyed, 10_000, 'an answer')
   client.socket.end()
   return { reply: client.reply(), error: writeError ?? await client.closed }
@@ -103,10 +114,7 @@ test('a refusal that closes its connection still reaches a client that sends eve
   ]
   for (const [label, head, expected] of cases) {
     const client = await rawClient(portOf(base))
-    client.socket.pause()
-    client.socket.write(head)
-    const writeError = await new Promise<string | undefined>(resolve => client.socket.write(body, err => resolve((err as NodeJS.ErrnoException | null)?.code)))
-    client.socket.resume()
+    const writeError = await writeBeforeReading(client, head, body)
     await waitFor(() => client.socket.destroyed, 10_000, `${label}: the server to close the connection`)
     const error = await client.closed
     assert.match(client.reply(), expected, `${label}: ${writeError ?? error ?? ''} ${client.reply()}`)
@@ -201,10 +209,7 @@ test('a pipelined refusal that closes its connection, behind a job on the same c
   const body = Buffer.alloc(4 * 2 ** 20)
   const refused = requestHead('/api/thumbnail', body.length, ['connection: close']).replace(`Bearer ${TEST_KEY}`, 'Bearer wrong-key')
   const client = await rawClient(portOf(base))
-  client.socket.pause()
-  const written = new Promise<string | undefined>(resolve => client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', jpeg.length)), jpeg, Buffer.from(refused), body]), err => resolve((err as NodeJS.ErrnoException | null)?.code)))
-  const writeError = await written
-  client.socket.resume()
+  const writeError = await writeBeforeReading(client, requestHead('/api/thumbnail', jpeg.length), jpeg, refused, body)
   const error = writeError ?? await client.closed
   assert.deepEqual(client.reply().match(/HTTP\/1\.1 \d{3} /g), ['HTTP/1.1 200 ', 'HTTP/1.1 401 '], error)
   assert.equal(error, undefined)
