@@ -66,11 +66,12 @@ export function toolProcesses (pid = process.pid): ProcStat[] {
 }
 
 /**
- * Server `pid`'s running ffmpeg/ffprobe (not the zygotes: once serving they are named "ffmpeg-zygote", and
- * they are the only tool processes the server starts itself, so one just starting is its child).
+ * Server `pid`'s running decoders: ffmpeg, ffprobe, heif-decode (not the zygotes: the ffmpeg ones are named
+ * "ffmpeg-zygote" once serving, heif-decode's keeps its name, and they are the only tool processes the server
+ * starts itself, so a zygote is the server's child and a job's decoder never is).
  */
 export function decoderProcesses (pid = process.pid): ProcStat[] {
-  return toolProcesses(pid).filter(p => /^(ffmpeg|ffprobe)$/.test(p.comm) && p.ppid !== pid && p.state !== 'Z')
+  return toolProcesses(pid).filter(p => /^(ffmpeg|ffprobe|heif-decode)$/.test(p.comm) && p.ppid !== pid && p.state !== 'Z')
 }
 
 /** The names of server `pid`'s running decoders, wherever they are in the process tree. */

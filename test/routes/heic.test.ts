@@ -10,20 +10,16 @@ import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { thumbHashToAverageRGBA } from 'thumbhash'
 import { AUTH, build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
-import { decoderChildren, listen, toolProcesses, waitFor } from '../faults/helpers.ts'
+import { decoderChildren, decoderProcesses, listen, waitFor } from '../faults/helpers.ts'
 import { startStaticServer } from '../../load/static-server.ts'
+import { makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
 const dir = tempFolder('thumbd-heic-', { after })
 
 /** A 1600x1200 photo-like picture, upright, as HEIC (HEVC inside). */
-async function heic (name: string, extra: string[] = []): Promise<Buffer> {
-  const png = join(dir, `${name}.png`)
-  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1600x1200', '-frames:v', '1', png])
-  await run('heif-enc', ['-q', '60', ...extra, '-o', join(dir, `${name}.heic`), png])
-  return readFileSync(join(dir, `${name}.heic`))
-}
+const heic = (name: string, extra: string[] = []) => makeHeic(dir, name, '1600x1200', extra)
 
 after(() => assert.deepEqual(decoderChildren(), [], 'no decoder left running'))
 
@@ -329,19 +325,17 @@ test('a photo over libheif\'s own per-side limit (MAX_INPUT_PIXELS under its wid
 })
 
 test('timeout: a HEIC decode past JOB_TIMEOUT_MS gets 504 and its heif-decode is killed', async (t) => {
-  const png = join(dir, 'large.png')
-  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=4000x3000', '-frames:v', '1', png])
-  await run('heif-enc', ['-q', '30', '-p', 'preset=ultrafast', '-o', join(dir, 'large.heic'), png])
+  const large = await makeHeic(dir, 'large', '4000x3000', ['-q', '30', '-p', 'preset=ultrafast'])
   const app = await build(t, { JOB_TIMEOUT_MS: '100' })
-  // A job's heif-decode, not heif-decode's zygote: the server's own child, which forks the jobs' and outlives
-  // them by design (frozen, it was left running: the test's doing, not a lost kill).
-  const heifDecoders = () => toolProcesses().filter(p => p.comm === 'heif-decode' && p.state !== 'Z' && p.ppid !== process.pid)
+  // A job's heif-decode, not heif-decode's zygote, which outlives jobs by design (frozen, it was left running: the
+  // test's doing, not a lost kill).
+  const heifDecoders = () => decoderProcesses().filter(p => p.comm === 'heif-decode')
   // 12 MP decodes in ~0.2 s here, so it could end by itself before anyone checks: each job's heif-decode is
   // frozen, and then only the server's kill (SIGKILL, after SIGTERM's grace) can end it.
   const frozen = new Set<number>()
   t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
   let answered = false
-  const reply = postMedia(app, 'thumbnail', readFileSync(join(dir, 'large.heic')), 'image/heic').finally(() => { answered = true })
+  const reply = postMedia(app, 'thumbnail', large, 'image/heic').finally(() => { answered = true })
   await waitFor(() => {
     for (const { pid } of heifDecoders()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
     return answered

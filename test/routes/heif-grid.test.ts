@@ -3,17 +3,14 @@
 // item any number of times. A valid grid decodes; hostile ones (a grid among its own tiles, thousands of tile
 // references, a canvas larger than the image declares) are refused by heif-decode's own guards, fast.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
-import { decoderChildren, toolProcesses } from '../faults/helpers.ts'
+import { decoderChildren } from '../faults/helpers.ts'
+import { makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
 
-const run = promisify(execFile)
 const dir = tempFolder('thumbd-heif-grid-', { after })
 
 after(() => assert.deepEqual(decoderChildren(), [], 'no decoder left running'))
@@ -73,13 +70,8 @@ function tileOf (heic: Buffer): Tile {
   throw new Error('no primary item in iloc')
 }
 
-/** A W x H picture as heif-enc's HEIC, reduced to its one tile. */
-async function tile (size: number): Promise<Tile> {
-  const png = join(dir, `tile-${size}.png`)
-  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${size}x${size}`, '-frames:v', '1', png])
-  await run('heif-enc', ['-q', '60', '-o', join(dir, `tile-${size}.heic`), png])
-  return tileOf(readFileSync(join(dir, `tile-${size}.heic`)))
-}
+/** A SIZE x SIZE picture as heif-enc's HEIC, reduced to its one tile (its PNG stays in dir as tile-SIZE.png). */
+const tile = async (size: number): Promise<Tile> => tileOf(await makeHeic(dir, `tile-${size}`, `${size}x${size}`))
 
 /**
  * A grid item: its declared size (ispe: what heif-decode's size checks see), its canvas (ImageGrid's output
@@ -120,8 +112,6 @@ function tiled (t: Tile, rows: number, columns: number, canvas: [number, number]
 
 // ---- the tests ----
 
-const heifDecoders = () => toolProcesses().filter(p => p.comm === 'heif-decode' && p.state !== 'Z' && p.ppid !== process.pid)
-
 /** A hostile grid's reply: `status` and `code`, in under 5 s, with no heif-decode left running and no temp file left. */
 async function refused (app: Awaited<ReturnType<typeof build>>, name: string, body: Buffer, status: number, code: string) {
   const started = Date.now()
@@ -131,7 +121,7 @@ async function refused (app: Awaited<ReturnType<typeof build>>, name: string, bo
   assert.equal(res.statusCode, status, `${name}: ${json ? res.body : res.headers['content-type']}`)
   assert.equal(res.json().code, code, name)
   assert.ok(Date.now() - started < 5000, `${name}: answered in ${Date.now() - started} ms`)
-  assert.deepEqual(heifDecoders(), [], `${name}: no heif-decode left running`)
+  assert.deepEqual(decoderChildren(), [], `${name}: no heif-decode left running`)
   assert.deepEqual(leftoverTempFiles(app), [], `${name}: no temp file left`)
   return res
 }
