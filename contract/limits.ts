@@ -8,3 +8,15 @@ export const MAX_ANIMATION_FRAMES = 1000
 export const DEFAULT_QUALITY = 80
 /** The most tiles a storyboard's sprite holds. */
 export const MAX_STORYBOARD_TILES = 200
+/** The largest side each sprite format can hold: libwebp's WEBP_MAX_DIMENSION, and JPEG's 16-bit sizes. */
+export const FORMAT_MAX_SIDE = { webp: 16383, jpeg: 65535 } as const
+/**
+ * The most pixels a storyboard's sprite holds (4096 x 4096): its tiles are held raw, 3 bytes a pixel, and the
+ * sheet they are composited into again, so ~100 MB for a sprite at this bound.
+ */
+export const MAX_SPRITE_PIXELS = 2 ** 24
+
+/** A storyboard sprite's longest side in its format. */
+export function maxSpriteSide (format: 'jpeg' | 'webp'): number {
+  return Math.min(MAX_OUTPUT_SIDE, FORMAT_MAX_SIDE[format])
+}

@@ -4,7 +4,7 @@
 import sharp from 'sharp'
 import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
 import { classify, storedImage } from './image.ts'
-import { probeWithLimits } from './video.ts'
+import { probeWithLimits, type ProbeJson, type VideoInfo } from './video.ts'
 import { videoInput, type VideoInput } from './video-input.ts'
 
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
@@ -34,24 +34,31 @@ async function videoInfo (input: VideoInput, format: string, media: Parameters<t
   const { probe, info } = await probeWithLimits(input, media, ctx, true)
   const video = probe.streams!.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0)!
   const audio = probe.streams?.find(s => s.codec_type === 'audio')
-  // ffprobe's display-matrix rotation is counter-clockwise: 90 shows the picture turned a quarter to the left,
-  // as ffmpeg's own autorotate does (checked frame by frame), so 270 clockwise.
-  const turn = video.side_data_list?.find(d => d.rotation !== undefined)?.rotation ?? 0
-  const rotation = ((Math.round(-turn / 90) * 90) % 360 + 360) % 360
-  const sideways = rotation === 90 || rotation === 270
+  const { width, height, rotation } = displayed(probe, info)
   const frameRate = rate(video.avg_frame_rate) ?? rate(video.r_frame_rate)
   return {
     kind: 'video',
     format,
     ...(probe.format?.format_name === undefined ? {} : { container: probe.format.format_name }),
     codec: video.codec_name ?? 'unknown',
-    width: sideways ? info.height : info.width,
-    height: sideways ? info.width : info.height,
+    width,
+    height,
     ...(info.duration === undefined ? {} : { duration: info.duration }),
     ...(frameRate === undefined ? {} : { frameRate }),
     audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
     rotation
   }
+}
+
+/** A video's frame as shown, from a probe run with details: its display-matrix rotation applied. */
+export function displayed (probe: ProbeJson, info: VideoInfo): { width: number, height: number, rotation: number } {
+  const video = probe.streams?.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0)
+  // ffprobe's display-matrix rotation is counter-clockwise: 90 shows the picture turned a quarter to the left,
+  // as ffmpeg's own autorotate does (checked frame by frame), so 270 clockwise.
+  const turn = video?.side_data_list?.find(d => d.rotation !== undefined)?.rotation ?? 0
+  const rotation = ((Math.round(-turn / 90) * 90) % 360 + 360) % 360
+  const sideways = rotation === 90 || rotation === 270
+  return { width: sideways ? info.height : info.width, height: sideways ? info.width : info.height, rotation }
 }
 
 /** "30000/1001" -> 29.97 */

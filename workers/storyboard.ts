@@ -7,7 +7,9 @@ import { JobError } from '../contract/job-error.ts'
 import { MAX_STORYBOARD_TILES as MAX_TILES } from '../contract/limits.ts'
 import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/types.ts'
 import { classify } from './image.ts'
-import { grabFrame, probeVideo } from './video.ts'
+import { displayed } from './info.ts'
+import { spriteLayout } from './storyboard-layout.ts'
+import { grabFrame, probeWithLimits } from './video.ts'
 import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
@@ -16,17 +18,18 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   const { ref, media } = task.source
   if (media.kind !== 'video') throw new JobError('UNSUPPORTED_MEDIA', 'storyboards are made of videos')
   const input = videoInput(ref)
-  const { duration } = await probeVideo(input, media, ctx)
+  const { probe, info } = await probeWithLimits(input, media, ctx, true)
+  const { duration } = info
   if (duration === undefined) throw new JobError('MEDIA_UNREADABLE', 'the video does not say how long it is')
   const interval = task.interval ?? duration / task.count!
   // A count is taken as given (duration / (duration / n) may round up past n); an interval's count is bounded here.
   const count = task.count ?? Math.max(1, Math.ceil(duration / interval))
   if (count > MAX_TILES) throw new JobError('BAD_OPTIONS', `an interval of ${interval} s makes ${count} tiles; at most ${MAX_TILES}`)
-  const tileWidth = task.tileWidth
+  // Sized from the probe, before any frame is grabbed: a sheet too large is refused now, not once built.
+  const { tileWidth, tileHeight, ...sheet } = spriteLayout(displayed(probe, info), count, task)
   const seek = interval >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
   const tiles: StoryboardResult['tiles'] = []
   const pieces: OverlayOptions[] = []
-  let tileHeight = 0
   // The job's decoder threads become lanes of one-thread grabs: one keyframe gains little from frame
   // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour: 7.8 s -> see docs/benchmarks.md).
   const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))
@@ -39,8 +42,6 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
       ctx.signal.throwIfAborted()
       const start = i * interval
       const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth })
-      // From the first frame as displayed (ffmpeg applies the rotation); even, for the encoders.
-      tileHeight ||= Math.max(2, Math.round((tileWidth * frame.height) / frame.width / 2) * 2)
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
         .resize(tileWidth, tileHeight, { fit: 'cover' }).raw().toBuffer()
       const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]
@@ -53,11 +54,9 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
     const settled = await Promise.allSettled(Array.from({ length: lanes }, () => lane().catch(err => { stop.failed = true; throw err })))
     const failure = settled.find(s => s.status === 'rejected')
     if (failure !== undefined) throw failure.reason
-    const columns = Math.min(task.columns, count)
-    const rows = Math.ceil(count / task.columns)
-    const sprite = await sharp({ create: { width: columns * tileWidth, height: rows * tileHeight, channels: 3, background: '#000000' } })
+    const sprite = await sharp({ create: { width: sheet.width, height: sheet.height, channels: 3, background: '#000000' } })
       .composite(pieces).toFormat(task.format, { quality: task.quality }).toBuffer()
-    return { sprite, format: task.format, width: columns * tileWidth, height: rows * tileHeight, columns, rows, tileWidth, tileHeight, tiles }
+    return { sprite, format: task.format, ...sheet, tileWidth, tileHeight, tiles }
   } catch (err) {
     throw classify(err)
   }

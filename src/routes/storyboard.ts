@@ -3,11 +3,11 @@
 // The reply serves a one-request client and a CDN alike: one JSON with the sprite (base64) and the VTT
 // whose cues point at `sprite`, the URL where the client will put the image (it stores both, a CDN serves them).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { jobRoute } from './schemas.ts'
-import { DEFAULT_QUALITY, MAX_STORYBOARD_TILES as MAX_TILES } from '../../contract/limits.ts'
+import { DEFAULT_QUALITY, MAX_STORYBOARD_TILES as MAX_TILES, maxSpriteSide } from '../../contract/limits.ts'
 import type { StoryboardResult } from '../../contract/types.ts'
 
 const Options = Type.Object({
@@ -46,10 +46,18 @@ export function webVtt (board: Pick<StoryboardResult, 'tiles' | 'tileWidth' | 't
   return `WEBVTT\n\n${cues.join('\n\n')}\n`
 }
 
+/** The sprite's width follows from the options alone (its height needs the video): checked before the upload is read. */
+function checkSpriteWidth ({ columns = 10, width = 160, count, format = 'jpeg' }: Static<typeof Options>): void {
+  const [wide, side] = [Math.min(columns, count ?? columns) * width, maxSpriteSide(format)]
+  if (wide > side) throw new errors.BadOptions(`columns x width makes a sprite ${wide} px wide; at most ${side}`)
+}
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/storyboard', jobRoute('storyboard', { ...DOC, options: Options, ok: StoryboardReply }), async (request, reply) => {
+    checkSpriteWidth(request.query)
     const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true })
     if (options.interval !== undefined && options.count !== undefined) throw new errors.BadOptions('give interval or count, not both')
+    checkSpriteWidth(options)
     const job = jobSource(source)
     if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('storyboards are made of videos')
     app.mediaTools.assertVideo()

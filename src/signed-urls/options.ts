@@ -91,6 +91,7 @@ export function storyboard (name: string, args: string[]): UrlStoryboard {
   if (rest.some(arg => arg !== '' && arg !== '0')) fail(name, 'extend_tile, trim, fill and focus are not supported')
   const board: UrlStoryboard = { columns: whole(columns, 1, 50, 'columns'), rows: whole(rows, 1, 200, 'rows'), tileWidth: tileWidth === '' || tileWidth === '0' ? 160 : whole(tileWidth, 16, 640, 'tile_width') }
   if (board.columns * board.rows > MAX_STORYBOARD_TILES) fail(name, `at most ${MAX_STORYBOARD_TILES} tiles (columns x rows)`)
+  if (board.columns * board.tileWidth > MAX_OUTPUT_SIDE) fail(name, `columns x tile_width makes a sprite over ${MAX_OUTPUT_SIDE} px wide`)
   if (step !== '' && Number(step) !== 0) {
     if (!/^\d{1,4}(\.\d{1,3})?$/.test(step) || Number(step) < 0.1) fail(name, `step "${step}" is not seconds from 0.1 to 9999 (0: columns x rows over the whole video)`)
     board.step = Number(step)

@@ -66,7 +66,7 @@ test('a storyboard by GET: the sprite, and its WebVTT whose every cue points ins
   assert.ok(fromCue.rawPayload.equals(sprite.rawPayload), 'the cue\'s URL gives the same sprite')
 })
 
-test('a storyboard by GET at a fixed step; refusals: .vtt without a storyboard, a fixed tile height, a PNG sprite, an image source', async (t) => {
+test('a storyboard by GET at a fixed step; refusals: .vtt without a storyboard, a fixed tile height, a PNG sprite, too wide a sprite, an image source', async (t) => {
   const { app, origin } = await setup(t)
   const stepped = await app.inject({ url: sign(`/vtt:4:5:1:64/plain/${origin.url('clip.mp4')}@webp`) })
   assert.equal(stepped.statusCode, 200, stepped.body)
@@ -77,6 +77,8 @@ test('a storyboard by GET at a fixed step; refusals: .vtt without a storyboard, 
     [`/vtt:0:5:2:64:50/plain/${origin.url('clip.mp4')}@jpg`, 400],
     [`/vtt:0:5:2:64/plain/${origin.url('clip.mp4')}@png`, 400],
     [`/vtt:0:5:50:64/plain/${origin.url('clip.mp4')}@jpg`, 400],
+    // 50 tiles of 640 px in a row: a sprite 32000 px wide, refused from the URL alone.
+    [`/vtt:0:50:1:640/plain/${origin.url('clip.mp4')}@jpg`, 400],
     [`/vtt:0:5:2:64/plain/${origin.url('photo.jpg')}@jpg`, 415]
   ] as const) {
     const res = await app.inject({ url: sign(path) })

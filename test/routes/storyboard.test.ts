@@ -59,3 +59,42 @@ test('storyboard refusals: an image, both interval and count, too many tiles', a
   assert.equal((await postMedia(app, 'storyboard', clip, 'video/mp4', '?interval=1&count=3')).statusCode, 400)
   assert.equal((await postMedia(app, 'storyboard', clip, 'video/mp4', '?count=500')).statusCode, 400)
 })
+
+test('a storyboard\'s sprite is sized from the probe and refused before any frame is grabbed: tall tiles, too many pixels (413), too wide a row (400)', async (t) => {
+  const app = await build(t)
+  const dir = tempFolder('thumbd-storyboard-', t)
+  const video = async (name: string, size: string) => {
+    const path = join(dir, name)
+    await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=2`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', path])
+    return readFileSync(path)
+  }
+  const tall = await video('tall.mp4', '16x2048')
+  const portrait = await video('portrait.mp4', '180x320')
+  const refusals = [
+    // 640x81920 tiles: before, each was decoded and enlarged to that, then the sheet failed after ~4 s (RSS +600 MB).
+    [tall, '?count=4&columns=1&width=640', 413],
+    // 20 columns of 320x568 tiles, 10 rows: 6400x5680, 36 MP.
+    [portrait, '?count=200&columns=20&width=320', 413],
+    // 32000 px wide, known from the options alone.
+    [portrait, '?count=50&columns=50&width=640', 400]
+  ] as const
+  for (const [body, query, status] of refusals) {
+    const started = Date.now()
+    const res = await postMedia(app, 'storyboard', body, 'video/mp4', query)
+    assert.equal(res.statusCode, status, `${query}: ${res.body}`)
+    assert.equal(res.json().code, status === 413 ? 'THUMBD_PAYLOAD_TOO_LARGE' : 'THUMBD_BAD_OPTIONS')
+    assert.ok(Date.now() - started < 3000, `${query}: refused up front, not after its tiles (${Date.now() - started} ms)`)
+  }
+  // Within the bounds the tall video still makes its storyboard; a rotated one gets tiles as it is shown.
+  const narrow = await postMedia(app, 'storyboard', tall, 'video/mp4', '?count=2&columns=2&width=16')
+  assert.equal(narrow.statusCode, 200, narrow.body)
+  assert.deepEqual([narrow.json().tileHeight, narrow.json().width, narrow.json().height], [2048, 32, 2048])
+  await video('plain.mp4', '320x180')
+  // A phone's portrait video: stored landscape, turned by the container's display matrix.
+  await run('ffmpeg', ['-v', 'error', '-y', '-i', join(dir, 'plain.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', join(dir, 'turned.mp4')])
+  const turned = readFileSync(join(dir, 'turned.mp4'))
+  const board = await postMedia(app, 'storyboard', turned, 'video/mp4', '?count=2&columns=2&width=90')
+  assert.equal(board.statusCode, 200, board.body)
+  assert.equal(board.json().tileHeight, 160, 'a 320x180 video turned a quarter: 90x160 tiles')
+  assert.deepEqual((await sharp(Buffer.from(board.json().sprite, 'base64')).metadata()).height, 160)
+})
