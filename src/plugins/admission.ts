@@ -1,6 +1,7 @@
 // Admission control: the queue is bounded by expected wait, not by count. Each job submitted to the pool
-// reserves the recent mean run time of its kind until it is done; a request whose wait (reserved work /
-// threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and a Retry-After from that estimate.
+// reserves the recent mean run time of its kind (of every run: failed and timed-out ones too) until it is
+// done; a request whose wait (reserved work / threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and
+// a Retry-After from that estimate.
 // Checked twice: in onRequest, before any body byte is read, so most refusals cost almost nothing; and when
 // the job is submitted, after intake. Only jobs reserve: a client still uploading (slowly, maybe: a phone on
 // a bad network, or an attacker) holds no capacity that others need (src/plugins/slow-clients.ts cuts those
@@ -25,7 +26,7 @@ declare module 'fastify' {
       admit (request: FastifyRequest): Promise<void>
       /** At a job's submission: refuses as admit does, else reserves its estimate. Call the result when the job is done. */
       reserve (kind: JobKind): () => void
-      /** Feeds a finished job's run time into its kind's estimate. */
+      /** Feeds a finished job's run time (ok, failed or timed out; its thread time) into its kind's estimate. */
       record (kind: JobKind, runMs: number): void
       expectedWaitMs (): number
     }
@@ -72,7 +73,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   }
 
   function record (kind: JobKind, runMs: number) {
-    estimateMs[kind] += ALPHA * (runMs - estimateMs[kind])
+    // A job ends at its deadline (give or take the kill's grace): no job costs more than that.
+    estimateMs[kind] += ALPHA * (Math.min(runMs, config.jobTimeoutMs) - estimateMs[kind])
   }
 
   app.decorate('admission', { admit, reserve, record, expectedWaitMs })

@@ -126,7 +126,11 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
       // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
       ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
       : dispatch!(envelope)
-    const settled = pending.then(() => {}, () => {}).finally(() => pairing.leave(seat))
+    // Every attempt that ran teaches admission its cost, failed or timed out as well as ok: jobs that fail
+    // slowly must raise the expected wait too. One that never started (cancelled while queued) cost nothing.
+    const settled = pending.then(({ workMs }) => {
+      if (workMs > 0) app.admission.record(envelope.task.kind, workMs / seat.sharers)
+    }, () => {}).finally(() => pairing.leave(seat))
     inFlight.set(job, { control: envelope.control, settled })
     return pending
   }
@@ -179,8 +183,6 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
         throw fromJobFailure(error, config.jobTimeoutMs)
       }
       count('ok')
-      // A job that shared its thread took longer for the same thread time: admission wants the thread time.
-      app.admission.record(task.kind, outcome.workMs / seat.sharers)
       return { value: outcome.value as JobResults[T['kind']], queueMs, workMs: outcome.workMs }
     } catch (err) {
       if (signal?.aborted === true) throw signal.reason

@@ -135,3 +135,38 @@ test('crash: a thread that dies fails only the job that killed it; the job besid
   assert.deepEqual(next.map(r => r.statusCode), Array(4).fill(200))
   assert.equal((await app.inject({ url: '/health' })).statusCode, 200)
 })
+
+test('admission learns from jobs that time out: while such jobs hold the only thread, the next request is refused 503, not admitted to wait', async (t) => {
+  const app = await build(t, { POOL_THREADS: '1', JOB_TIMEOUT_MS: '2000', MAX_QUEUE_WAIT_MS: '1500' })
+  const slow = await media('slow-seek')
+  // Each job's decoder is frozen as soon as it is seen: the job holds the thread until its deadline kills it,
+  // as a hostile input that never finishes would.
+  const frozen = new Set<number>()
+  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
+  const freeze = () => {
+    for (const { pid } of decoderProcesses()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
+    return frozen.size
+  }
+  const stuck = () => app.inject({ method: 'POST', url: '/api/thumbnail?at=8', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: slow })
+  const idle = () => app.jobs.stats().running + app.jobs.stats().queued === 0
+  // Two such jobs, one after the other: 504 each, after ~2 s of the thread.
+  for (const n of [1, 2]) {
+    const pending = stuck()
+    await waitFor(() => freeze() === n, 20_000, `job ${n}'s decoder to start`)
+    assert.equal((await pending).statusCode, 504)
+    await waitFor(idle, 5000, `job ${n} to be done`)
+  }
+  // Now one holds the thread and one waits for it: their expected cost is what timed-out jobs cost (before:
+  // the 300 ms a thumbnail starts with, as jobs that fail never taught admission otherwise).
+  const holding = [stuck(), stuck()]
+  await waitFor(() => freeze() === 3 && app.jobs.stats().queued === 1, 20_000, 'one job running, one queued')
+  const started = Date.now()
+  const next = await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: await media('mp4-h264') })
+  assert.equal(next.statusCode, 503, `admitted to wait behind them: ${next.statusCode} after ${Date.now() - started} ms`)
+  assert.equal(next.json().code, 'THUMBD_OVERLOADED')
+  assert.ok(Number(next.headers['retry-after']) >= 1)
+  await Promise.all(holding)
+  // The second's decoder may have started after the first was killed: frozen too, it ends at its deadline.
+  freeze()
+  await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 10_000, 'every decoder to be killed')
+})
