@@ -28,6 +28,7 @@ export const CONFIG_SCHEMA = Type.Object({
   MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
   ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
   FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'a URL source must be fetched completely within this time (a video read by ranges: each range request)' }),
+  MAX_CONCURRENT_FETCHES: Type.Integer({ minimum: 1, maximum: 1024, default: 16, description: 'URL sources fetched at once; past it, 503 OVERLOADED before fetching (each holds up to MEMORY_SPOOL_BYTES in memory)' }),
   MAX_RANGE_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 268435456, description: 'a remote video read by range requests may cost at most this many bytes from its origin, per request to thumbd (413 past it)' }),
   MAX_RANGE_REQUESTS: Type.Integer({ minimum: 0, maximum: 100000, default: 500, description: 'and at most this many range requests (0: remote videos are always downloaded whole, within MAX_SOURCE_BYTES)' }),
   RANGE_READ_MIN_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 16777216, description: 'remote videos from this size up are read by range requests when their server supports them; smaller ones are downloaded whole' }),
@@ -73,6 +74,7 @@ export interface Config {
   readonly memorySpoolBytes: number
   readonly allowedSources: readonly string[]
   readonly fetchTimeoutMs: number
+  readonly maxConcurrentFetches: number
   readonly allowPrivateSources: boolean
   readonly ffmpegPath: string
   readonly ffprobePath: string
@@ -144,6 +146,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     memorySpoolBytes: parsed.MEMORY_SPOOL_BYTES,
     allowedSources: Object.freeze(list(parsed.ALLOWED_SOURCES)),
     fetchTimeoutMs: parsed.FETCH_TIMEOUT_MS,
+    maxConcurrentFetches: parsed.MAX_CONCURRENT_FETCHES,
     allowPrivateSources: parsed.ALLOW_PRIVATE_SOURCES,
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,

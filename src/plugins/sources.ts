@@ -136,8 +136,27 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return spool(stream, { ...limits, maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir, runDigestTask: app.runDigestTask })
   }
 
-  /** Fetched within FETCH_TIMEOUT_MS (or until `signal` aborts); a failure mid-body (reset, length mismatch) is a fetch failure too. */
-  async function fetchUrl (url: string, signal?: AbortSignal, { remoteVideos = false, ...digests }: FetchOptions = {}): Promise<SpooledSource> {
+  /** URL sources being fetched now: at most MAX_CONCURRENT_FETCHES, so at most that many MEMORY_SPOOL_BYTES in memory. */
+  let fetching = 0
+
+  /**
+   * Fetched within FETCH_TIMEOUT_MS (or until `signal` aborts); a failure mid-body (reset, length mismatch) is a
+   * fetch failure too. Refused with 503 before any connection while MAX_CONCURRENT_FETCHES are under way.
+   */
+  async function fetchUrl (url: string, signal?: AbortSignal, options: FetchOptions = {}): Promise<SpooledSource> {
+    if (fetching >= config.maxConcurrentFetches) {
+      app.metrics.shed.inc({ reason: 'fetches' })
+      throw new errors.Overloaded()
+    }
+    fetching++
+    try {
+      return await fetchAdmitted(url, signal, options)
+    } finally {
+      fetching--
+    }
+  }
+
+  async function fetchAdmitted (url: string, signal: AbortSignal | undefined, { remoteVideos = false, ...digests }: FetchOptions): Promise<SpooledSource> {
     const timeout = AbortSignal.timeout(config.fetchTimeoutMs)
     const fetchSignal = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
     try {

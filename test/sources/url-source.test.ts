@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { createFetcher } from '../../src/sources/fetch-source.ts'
 import { AUTH, build, decoded, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
 import { media } from '../media.ts'
+import { sleep, waitFor } from '../faults/helpers.ts'
 
 interface Origin { server: Server, port: number, connections: number, base: string }
 
@@ -117,6 +118,32 @@ describe('URL sources with ALLOW_PRIVATE_SOURCES=true (the test server is on loo
       assert.equal(res.json().code, 'THUMBD_SOURCE_FORBIDDEN')
     }
     assert.equal(other.connections, before)
+  })
+
+  test('a burst of distinct URLs past MAX_CONCURRENT_FETCHES is refused 503 OVERLOADED with Retry-After before it is fetched; the fetches under way still finish', async (t) => {
+    const jpeg = await media('jpeg')
+    let release!: () => void
+    const released = new Promise<void>(resolve => { release = resolve })
+    // Answers only once released: the first fetches stay under way meanwhile.
+    const held = await origin((_req, res) => { released.then(() => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg), () => {}) })
+    t.after(() => { release(); held.server.closeAllConnections(); held.server.close() })
+    const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${held.base}/`, MAX_CONCURRENT_FETCHES: '2' })
+    const photo = (n: number) => postUrl(app, `${held.base}/photo-${n}.jpg`)
+    const first = [photo(1), photo(2)]
+    await waitFor(() => held.connections === 2, 5000, 'the first two fetches to connect')
+    // Before: each of these was fetched too, and waited with the others.
+    const burst = await Promise.race([Promise.all([3, 4, 5, 6].map(photo)), sleep(5000).then(() => 'still waiting')])
+    assert.notEqual(burst, 'still waiting', 'refused at once, not fetched')
+    for (const res of burst as Awaited<ReturnType<typeof photo>>[]) {
+      assert.equal(res.statusCode, 503, res.body)
+      assert.equal(res.json().code, 'THUMBD_OVERLOADED')
+      assert.ok(Number(res.headers['retry-after']) >= 1)
+    }
+    assert.equal(held.connections, 2, 'the refused URLs were never fetched')
+    release()
+    assert.deepEqual((await Promise.all(first)).map(res => res.statusCode), [200, 200])
+    assert.equal((await photo(7)).statusCode, 200, 'a slot is free again once a fetch is done')
+    assert.match((await app.inject({ url: '/metrics' })).body, /thumbd_shed_total\{reason="fetches"\} 4\n/)
   })
 })
 
