@@ -10,9 +10,10 @@ const RETRY_AFTER_SECONDS = 1
 
 export default fp(async (app) => {
   app.setErrorHandler((err: FastifyError & { retryAfter?: number }, request, reply) => {
-    // The client left (its job was cancelled for it): nobody reads this reply, and it is not a server error.
+    // The client left: nobody reads this reply, and it is not a server error. Its own work was cancelled with
+    // it; work it shared (signed GET URLs) says in its error what became of it.
     if (request.clientGone?.aborted === true) {
-      request.log.info('client disconnected; its job was cancelled')
+      request.log.info(err === request.clientGone.reason ? 'client disconnected; its work was cancelled' : `client disconnected: ${err.message}`)
       return reply.code(499).send()
     }
     const error = normalise(err)

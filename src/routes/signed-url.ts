@@ -19,6 +19,9 @@ import type { ImageOptions, OutputFormat } from '../../contract/types.ts'
 
 const PREFIX = '/i/'
 
+/** What stops a shared job: its last client leaving, or its remote source failing. */
+const sharedStop = (stopped: AbortSignal, failed: AbortSignal | undefined) => ({ signal: failed === undefined ? stopped : AbortSignal.any([stopped, failed]) })
+
 /** The signature, and the path it signs (from its '/'), as sent: no query string (a source's '?' is percent-encoded). */
 function splitSigned (url: string): { signature: string, path: string } {
   if (url.includes('?')) throw new errors.BadOptions('percent-encode the source URL: a GET URL takes no query string')
@@ -72,12 +75,13 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const asked = options.format
     const negotiated = asked === 'auto'
     const format: OutputFormat | undefined = asked === 'auto' ? negotiate(request.headers.accept) : asked
-    const key = `${path}\n${format ?? ''}`
+    // By the path as signed: the spellings of it that proxies make (%3A, http:/, extra leading '/') share the work.
+    const key = `${redenormalizePath(path)}\n${format ?? ''}`
     const video = videoOptions({ at: options.at, frame: options.frame })
-    return shared.withShared(key, async () => {
-      const fetched = await app.sources.fetchUrl(source, undefined, { remoteVideos: true })
+    return shared.withShared(key, request.clientGone, async (signal) => {
+      const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
       return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format }) }
-    }, ({ source: fetched }) => {
+    }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind === 'video') app.mediaTools.assertVideo()
       const image: ImageOptions = {
@@ -90,8 +94,8 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
         quality: options.quality ?? DEFAULT_QUALITY,
         withoutEnlargement: options.withoutEnlargement
       }
-      // Shared: no one client's leaving cancels it (the deadline, or a remote video's failed range read, still does).
-      const stop = { signal: fetched.failed }
+      // Shared: it stops when every client waiting for it has left (or at the deadline, or on a remote video's failed range read).
+      const stop = sharedStop(signal, fetched.failed)
       return job.media.kind === 'video' ? app.jobs.run({ kind: 'thumbnail', source: job, image, video }, stop) : app.jobs.run({ kind: 'resize', source: job, image }, stop)
     }, async ({ etag }, image) => {
       if (notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
@@ -109,10 +113,10 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     if (asked !== 'jpeg' && asked !== 'webp' && asked !== 'vtt') throw new errors.BadOptions('a storyboard\'s sprite is jpg or webp (or .vtt for its cues)')
     if (asked === 'vtt' && extension === undefined) throw new errors.BadOptions('ask for a storyboard\'s cues with the .vtt extension (its sprite is the same URL with .jpg)')
     const format = asked === 'vtt' ? 'jpeg' : asked
-    return shared.withShared(`${path}\n${asked}`, async () => {
-      const fetched = await app.sources.fetchUrl(source, undefined, { remoteVideos: true })
+    return shared.withShared(`${redenormalizePath(path)}\n${asked}`, request.clientGone, async (signal) => {
+      const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
       return { source: fetched, etag: entityTag(fetched.identity, 'storyboard', { ...normalisedOptions(options), format: asked }) }
-    }, ({ source: fetched }) => {
+    }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('storyboards are made of videos')
       app.mediaTools.assertVideo()
@@ -124,7 +128,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
         tileWidth: board.tileWidth,
         format,
         quality: options.quality ?? DEFAULT_QUALITY
-      }, { signal: fetched.failed })
+      }, sharedStop(signal, fetched.failed))
     }, async ({ etag }, storyboard) => {
       if (notModified(request, reply, etag, false, cacheControl)) return reply.send()
       const result = await storyboard()

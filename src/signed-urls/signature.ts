@@ -58,8 +58,8 @@ export function signedUrlPath (path: string, key: Uint8Array, salt: Uint8Array):
 /**
  * Whether any pair signed `path`. Every pair is computed and compared, in constant time on equal-length
  * buffers and without an early exit, so the reply time says nothing about which key matched or how much of
- * the signature was right. A signature that is not 43 base64url characters is compared as zeros (and then
- * refused), for the same reason. Truncated signatures (imgproxy's IMGPROXY_SIGNATURE_SIZE) are not taken.
+ * the signature was right. A signature that is not 43 base64url characters, or not their canonical form, is
+ * compared as zeros (and then refused), for the same reason. Truncated signatures (imgproxy's IMGPROXY_SIGNATURE_SIZE) are not taken.
  */
 export function verifySignature (signature: string, path: string, keys: readonly SigningKey[]): boolean {
   return signerOf(signature, path, keys) !== undefined
@@ -67,9 +67,9 @@ export function verifySignature (signature: string, path: string, keys: readonly
 
 /** The pair that signed `path` (checked as verifySignature says), if any: what may sign a URL the reply hands out. */
 export function signerOf (signature: string, path: string, keys: readonly SigningKey[]): SigningKey | undefined {
-  const wellFormed = SIGNATURE_TEXT.test(signature)
-  // Go's RawURLEncoding ignores the unused low bits of the last character, and so does Buffer: both
-  // accept the same strings.
+  // Canonical only: Go's RawURLEncoding (so imgproxy) and Buffer ignore the 2 unused low bits of the last
+  // character, which would give each signature four spellings, each fetched and cached apart.
+  const wellFormed = SIGNATURE_TEXT.test(signature) && Buffer.from(signature, 'base64url').toString('base64url') === signature
   const given = wellFormed ? Buffer.from(signature, 'base64url') : Buffer.alloc(SIGNATURE_BYTES)
   let signer: SigningKey | undefined
   for (const pair of keys) {

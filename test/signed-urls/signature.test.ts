@@ -40,13 +40,21 @@ test('verifySignature: any pair of several may have signed (rotation)', () => {
   assert.equal(verifySignature(README.signature, README.path, []), false, 'no keys: nothing is signed')
 })
 
-test('verifySignature refuses other paths and mangled signatures', () => {
+/** The same 32 bytes written with other unused low bits in the last character: what Go and Buffer decode alike. */
+function otherSpellings (signature: string): string[] {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const last = alphabet.indexOf(signature.at(-1)!)
+  return [0, 1, 2, 3].map(low => alphabet[(last & ~3) | low]!).filter(c => c !== signature.at(-1)).map(c => signature.slice(0, -1) + c)
+}
+
+test('verifySignature refuses other paths and mangled signatures, and every spelling but the canonical one', () => {
   const keys = [pairOf(README)]
   assert.equal(verifySignature(README.signature, README.path.replace('300:300', '300:301'), keys), false)
   assert.equal(verifySignature(README.signature, `${README.path}@png`, keys), false)
   const flipped = (README.signature[0] === 'A' ? 'B' : 'A') + README.signature.slice(1)
+  for (const other of otherSpellings(README.signature)) assert.ok(Buffer.from(other, 'base64url').equals(Buffer.from(README.signature, 'base64url')), 'the same bytes')
   for (const bad of ['', 'insecure', flipped, `${README.signature}=`, README.signature.slice(0, 42), `${README.signature}A`,
-    README.signature.replace('-', '+'), Buffer.from(Buffer.from(README.signature, 'base64url')).toString('base64')]) {
+    README.signature.replace('-', '+'), Buffer.from(Buffer.from(README.signature, 'base64url')).toString('base64'), ...otherSpellings(README.signature)]) {
     assert.equal(verifySignature(bad, README.path, keys), false, bad)
   }
 })
