@@ -26,4 +26,5 @@ closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, asyn
   app.log.info('closed')
 })
 await app.listen({ port: config.port, host: config.host })
-if (config.apiKeyGenerated) app.log.info(`API_KEYS is not set: this run accepts the generated key ${config.apiKeys[0]}`)
+// Logged once so that `npm start` works out of the box (DESIGN.md); a warning, as a deployment must set API_KEYS.
+if (config.apiKeyGenerated) app.log.warn(`API_KEYS is not set: this run accepts the generated key ${config.apiKeys[0]} (for development: set API_KEYS for any other use)`)

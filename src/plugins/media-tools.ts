@@ -10,7 +10,7 @@ export interface MediaTools {
   sandbox: DetectedTools['sandbox']
   /** native/heif-decode where built: HEIC/HEIF photos can be read. */
   heifDecode: string | undefined
-  /** What confines a decoder here, in one line; logged at start and shown by /health. */
+  /** What confines a decoder here, in one line; logged at start and shown by /metrics (thumbd_tools_info). */
   confinement: string
   /** A decoder can be confined to one TCP port here: remote videos may be read by ranges. */
   portConfinement: boolean
@@ -38,6 +38,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (heifDecode === undefined) app.log.warn('native/heif-decode is not built (libheif-dev, libpng-dev and pkg-config at npm ci): HEIC/HEIF photos get 415')
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')
+  // The exact build and the sandbox's state tell an attacker which decoder flaws apply here: /metrics (for
+  // operators, restricted at the network level) shows them, the open /health does not.
+  app.metrics.toolsInfo.set({ ffmpeg: ffmpeg ?? 'none', sandbox: confinement }, 1)
   app.decorate('mediaTools', {
     sandbox,
     heifDecode,
@@ -51,4 +54,4 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       if (missing.length > 0) throw new errors.VideoUnavailable(`${missing.join(' and ')} not found`)
     }
   })
-}, { name: 'media-tools' })
+}, { name: 'media-tools', dependencies: ['metrics'] })

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 export type { OutcomeLabel as JobOutcomeLabel } from '../../contract/error-codes.ts'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-export type ShedReason = 'queue' | 'event_loop_delay' | 'memory' | 'draining'
+export type ShedReason = 'queue' | 'event_loop_delay' | 'memory' | 'draining' | 'fetches'
 
 export function createMetrics () {
   const registry = new Registry()
@@ -24,6 +24,7 @@ export function createMetrics () {
     expectedWait: new Gauge({ name: 'thumbd_admission_expected_wait_seconds', help: 'Expected wait of a newly admitted job', registers: [registry] }),
     ffmpegChildren: new Gauge({ name: 'thumbd_ffmpeg_children', help: 'ffmpeg/ffprobe processes running now', registers: [registry] }),
     rangeRequests: new Counter({ name: 'thumbd_range_requests_total', help: 'Range requests made to origins for remote videos', registers: [registry] }),
+    toolsInfo: new Gauge({ name: 'thumbd_tools_info', help: 'The decoders of this host: the ffmpeg build and what confines a decoder (1; for operators, not on /health)', labelNames: ['ffmpeg', 'sandbox'], registers: [registry] }),
     rangeBytes: new Counter({ name: 'thumbd_range_bytes_total', help: 'Bytes asked of origins by range requests for remote videos', registers: [registry] })
   }
 }

@@ -1,5 +1,6 @@
 // /health is for load balancers (can this instance do all its jobs?), /health/live for liveness
-// (does the event loop answer?). Neither needs a key.
+// (does the event loop answer?). Neither needs a key, so neither says which ffmpeg build or sandbox this host
+// has (an attacker's map of what applies here): /metrics and the start log do (docs/security.md).
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
@@ -23,8 +24,6 @@ const HealthReply = Type.Object({
   }),
   expectedWaitMs: Type.Number({ description: 'expected wait of a newly admitted job' }),
   eventLoopDelayMs: Type.Object({ p50: Type.Number(), p99: Type.Number(), max: Type.Number() }, { description: 'over the last 10 s' }),
-  ffmpeg: Type.Union([Type.String(), Type.Null()]),
-  sandbox: Type.String({ description: 'what confines a decoder on this host, e.g. "landlock ABI 7 (fs, tcp, scopes); seccomp filter yes"' }),
   uptimeSeconds: Type.Integer()
 })
 
@@ -52,8 +51,6 @@ const routes: FastifyPluginAsync = async (app) => {
       pool,
       expectedWaitMs: app.admission.expectedWaitMs(),
       eventLoopDelayMs: { p50: excessMs(loop.percentile(50)), p99: excessMs(loop.percentile(99)), max: excessMs(loop.max) },
-      ffmpeg: app.mediaTools.ffmpeg ?? null,
-      sandbox: app.mediaTools.confinement,
       uptimeSeconds: Math.round(process.uptime())
     })
   })

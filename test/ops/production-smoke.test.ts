@@ -71,8 +71,8 @@ test('production path: Dockerfile steps, then an image and a video thumbnail, th
     assert.equal((await thumbnail(await media('jpeg'), 'image/jpeg')).width, 320)
     assert.equal((await thumbnail(await media('mp4-h264'), 'video/mp4')).width, 320)
     assert.ok(processTree(server.pid!).some(p => p.comm === 'ffmpeg-zygote'), 'the build stage built the ffmpeg zygote, and the server uses it')
-    const { sandbox } = await (await fetch(`${base}/health`)).json() as { sandbox: string }
-    assert.match(sandbox, /^landlock ABI \d+ \(fs, tcp, scopes\); seccomp filter yes$/, 'the build stage built the sandbox\'s exec wrapper, and the kernel gives it everything')
+    const sandbox = /^thumbd_tools_info\{ffmpeg="[^"]+",sandbox="([^"]+)"\} 1$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1]
+    assert.match(sandbox ?? '', /^landlock ABI \d+ \(fs, tcp, scopes\); seccomp filter yes$/, 'the build stage built the sandbox\'s exec wrapper, and the kernel gives it everything')
     server.kill('SIGTERM')
     assert.deepEqual(await exited, [0, null])
     assert.deepEqual(readdirSync(tmp), [])

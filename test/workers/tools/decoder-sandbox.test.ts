@@ -100,7 +100,7 @@ function decoderStatus (): string[] {
 for (const zygote of ['auto', 'off']) {
   test(`the server's own ffmpeg runs confined: no capabilities, no new privileges, a seccomp filter (FFMPEG_ZYGOTE=${zygote})`, async (t) => {
     const app = await build(t, { FFMPEG_ZYGOTE: zygote })
-    assert.match((await app.inject({ url: '/health' })).json().sandbox, /^landlock ABI \d+ \(fs, tcp, scopes\); seccomp filter yes$/)
+    assert.match((await app.inject({ url: '/metrics' })).body, /^thumbd_tools_info\{ffmpeg="[^"]+",sandbox="landlock ABI \d+ \(fs, tcp, scopes\); seccomp filter yes"\} 1$/m)
     const job = app.inject({ method: 'POST', url: '/api/thumbnail?at=8', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: readFileSync(await mediaPath('slow-seek')) })
     let status: string[] = []
     await waitFor(() => (status = decoderStatus()).length > 0, 10_000, 'the job\'s ffmpeg')
