@@ -1,8 +1,8 @@
 // npm run fuzz: a long seeded mutation run against a real server, outside CI. Thousands of corruptions of
 // small valid images, videos and HEIF photos, sent as upload bodies and as URL sources (a loopback static
-// server), to /api/thumbnail, /api/resize and /api/hash. Reports the statuses, the slowest reply and the
-// server's peak RSS; fails on any 5xx but 503, a reply slower than the hang bound, a decoder or temp file
-// left behind, or a server that no longer answers /health.
+// server), to /api/thumbnail, /api/resize and /api/hash, and the videos to /api/storyboard too. Reports the
+// statuses, the slowest reply and the server's peak RSS; fails on any 5xx but 503, a reply slower than the
+// hang bound, a decoder or temp file left behind, or a server that no longer answers /health.
 //   npm run fuzz -- [--count 3000] [--concurrency 4] [--seed 1]
 import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -31,8 +31,13 @@ const seeds: Record<string, Buffer> = {
   gif: await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=5:duration=1'], 'seed.gif'),
   avif: await sharp(await ffmpeg(still, 'avif-src.png')).avif().toBuffer(),
   mp4: await ffmpeg([...clip, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'], 'seed.mp4'),
-  webm: await ffmpeg([...clip, '-c:v', 'libvpx', '-deadline', 'realtime'], 'seed.webm')
+  webm: await ffmpeg([...clip, '-c:v', 'libvpx', '-deadline', 'realtime'], 'seed.webm'),
+  // Tall frames: storyboard tiles follow the aspect ratio (640x81920 at width=640), which the sprite's bounds refuse.
+  tall: await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=16x2048:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'], 'seed-tall.mp4')
 }
+/** Storyboards of the video seeds too, with the widest tiles. */
+const VIDEOS = new Set(['mp4', 'webm', 'tall'])
+const STORYBOARD_QUERY = '?count=4&columns=1&width=640'
 // HEIF (HEVC inside) where libheif's encoder is installed (Debian: libheif-examples).
 await run('heif-enc', ['-q', '50', '-o', join(work, 'seed.heic'), join(work, 'avif-src.png')]).then(async () => { seeds.heic = await readFile(join(work, 'seed.heic')) }, () => {})
 
@@ -51,7 +56,8 @@ let next = 0
 async function one (i: number) {
   const kind = names[Math.floor(random() * names.length)]!
   const body = mutate(seeds[kind]!, random)
-  const route = ['thumbnail', 'resize', 'hash'][Math.floor(random() * 3)]!
+  const routes = VIDEOS.has(kind) ? ['thumbnail', 'resize', 'hash', 'storyboard'] : ['thumbnail', 'resize', 'hash']
+  const route = routes[Math.floor(random() * routes.length)]!
   const byUrl = random() < 0.5
   const what = `#${i} ${kind} ${byUrl ? 'url' : 'body'} /api/${route}`
   const headers: Record<string, string> = { authorization: `Bearer ${server.apiKey}` }
@@ -63,7 +69,7 @@ async function one (i: number) {
     init = { method: 'POST', headers: { ...headers, 'content-type': 'application/octet-stream' }, body: new Uint8Array(body) }
   }
   const started = performance.now()
-  const res = await fetch(`${server.base}/api/${route}`, { ...init, signal: AbortSignal.timeout(HANG_MS) }).catch((err: Error) => ({ status: `error ${err.name}`, text: async () => '' }))
+  const res = await fetch(`${server.base}/api/${route}${route === 'storyboard' ? STORYBOARD_QUERY : ''}`, { ...init, signal: AbortSignal.timeout(HANG_MS) }).catch((err: Error) => ({ status: `error ${err.name}`, text: async () => '' }))
   const ms = performance.now() - started
   await ('arrayBuffer' in res ? res.arrayBuffer() : undefined)
   const status = String(res.status)
