@@ -126,10 +126,13 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
       // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
       ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
       : dispatch!(envelope)
-    // Every attempt that ran teaches admission its cost, failed or timed out as well as ok: jobs that fail
-    // slowly must raise the expected wait too. One that never started (cancelled while queued) cost nothing.
-    const settled = pending.then(({ workMs }) => {
-      if (workMs > 0) app.admission.record(envelope.task.kind, workMs / seat.sharers)
+    // Every attempt that ran its course teaches admission its cost, failed or timed out as well as ok: jobs
+    // that fail slowly must raise the expected wait too. A run cut short by its client leaving says nothing of
+    // its cost (and would let a client that leaves at once talk the estimate down); one cancelled at the
+    // main thread's deadline cost all of it.
+    const settled = pending.then(outcome => {
+      const cut = !outcome.ok && outcome.error.code === 'CANCELLED' && outcome.workMs < config.jobTimeoutMs
+      if (outcome.workMs > 0 && !cut) app.admission.record(envelope.task.kind, outcome.workMs / seat.sharers)
     }, () => {}).finally(() => pairing.leave(seat))
     inFlight.set(job, { control: envelope.control, settled })
     return pending
