@@ -6,7 +6,7 @@ import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.ts'
+import { unsafeSettings, type Config } from './config.ts'
 import { errors } from './errors.ts'
 import { optionsError } from './routes/options-error.ts'
 import admission from './plugins/admission.ts'
@@ -59,6 +59,7 @@ export interface AppOptions {
 }
 
 export async function app (fastify: FastifyInstance, { config, workerFile }: AppOptions) {
+  for (const warning of unsafeSettings(config)) fastify.log.warn(warning)
   await fastify.register(errorHandler)
   // Before any route: swagger collects them as they are added.
   await fastify.register(docs)

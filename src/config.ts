@@ -174,6 +174,14 @@ export function applyRuntimeDefaults (config: Config, env: Record<string, string
   env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads * JOBS_PER_THREAD + 2))
 }
 
+/** Development switches that lower a guard: each is worth one warning at start, naming the variable. */
+export function unsafeSettings (config: Config): string[] {
+  const warnings: string[] = []
+  if (config.allowUnsignedUrls) warnings.push('ALLOW_UNSIGNED_URLS=true: GET URLs signed "insecure" are served, so anyone can make this server fetch and process any URL it may reach; for development only')
+  if (config.allowPrivateSources) warnings.push('ALLOW_PRIVATE_SOURCES=true: URL sources may reach loopback and private networks (this host, its cloud metadata, internal services); for tests and closed networks only')
+  return warnings
+}
+
 /** URL_PRESETS: "name=options;name2=options". */
 function presets (value: string): Record<string, string> {
   const entries = value.split(';').map(s => s.trim()).filter(Boolean).map(entry => {
