@@ -25,7 +25,7 @@ export const ERROR_TABLE = {
   BAD_SIGNATURE: { status: 403, message: 'Bad URL signature: %s', outcome: 'refused' },
   NOT_FOUND: { status: 404, message: 'Route %s not found', outcome: 'refused' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request too slow: %s', outcome: 'refused', noStack: true },
-  PAYLOAD_TOO_LARGE: { status: 413, message: 'Source too large: %s', outcome: 'refused', media: true },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Too large: %s', outcome: 'refused', media: true },
   UNSUPPORTED_MEDIA: { status: 415, message: 'Unsupported media: %s', outcome: 'refused', media: true },
   MEDIA_UNREADABLE: { status: 422, message: 'Media could not be decoded: %s', outcome: 'refused', media: true },
   INTERNAL: { status: 500, message: 'Internal error', outcome: 'error' },

@@ -6,8 +6,9 @@ import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.ts'
+import { unsafeSettings, type Config } from './config.ts'
 import { errors } from './errors.ts'
+import { optionsError } from './routes/options-error.ts'
 import admission from './plugins/admission.ts'
 import auth from './plugins/auth.ts'
 import digests from './plugins/digests.ts'
@@ -38,7 +39,9 @@ export function serverOptions (config: Config, logStream?: Writable): FastifySer
     genReqId: () => randomUUID(),
     requestIdHeader: 'x-request-id',
     // Unknown options are an error (400), not silently dropped.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    // verbose: errors carry the failing schema and value, so a refusal can say what the option accepts.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, verbose: true } },
+    schemaErrorFormatter: optionsError,
     // JSON bodies carry options and a URL only; media bodies are streamed and bounded by MAX_SOURCE_BYTES.
     bodyLimit: 64 * 1024,
     // A signed GET URL carries its source in the path (routes/signed-url.ts caps it).
@@ -56,6 +59,7 @@ export interface AppOptions {
 }
 
 export async function app (fastify: FastifyInstance, { config, workerFile }: AppOptions) {
+  for (const warning of unsafeSettings(config)) fastify.log.warn(warning)
   await fastify.register(errorHandler)
   // Before any route: swagger collects them as they are added.
   await fastify.register(docs)

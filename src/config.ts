@@ -5,6 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
 import { JOBS_PER_THREAD } from './jobs/pairing.ts'
+import { describeSchemaErrors, type SchemaError } from './schema-errors.ts'
 import { checkPresets } from './signed-urls/parse.ts'
 import { parseSigningKeys, type SigningKey } from './signed-urls/signature.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
@@ -113,7 +114,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     const ours = Object.fromEntries(Object.keys(CONFIG_SCHEMA.properties).filter(k => env[k] !== undefined).map(k => [k, env[k]]))
     parsed = envSchema<Env>({ schema: structuredClone(CONFIG_SCHEMA), data: ours, env: false })
   } catch (err) {
-    throw new ConfigError(describe(err))
+    throw new ConfigError(describe(err, env))
   }
   try {
     parseAllowedSources(list(parsed.ALLOWED_SOURCES))
@@ -176,6 +177,14 @@ export function applyRuntimeDefaults (config: Config, env: Record<string, string
   env.UV_THREADPOOL_SIZE ??= String(Math.max(4, config.poolThreads * JOBS_PER_THREAD + 2))
 }
 
+/** Development switches that lower a guard: each is worth one warning at start, naming the variable. */
+export function unsafeSettings (config: Config): string[] {
+  const warnings: string[] = []
+  if (config.allowUnsignedUrls) warnings.push('ALLOW_UNSIGNED_URLS=true: GET URLs signed "insecure" are served, so anyone can make this server fetch and process any URL it may reach; for development only')
+  if (config.allowPrivateSources) warnings.push('ALLOW_PRIVATE_SOURCES=true: URL sources may reach loopback and private networks (this host, its cloud metadata, internal services); for tests and closed networks only')
+  return warnings
+}
+
 /** URL_PRESETS: "name=options;name2=options". */
 function presets (value: string): Record<string, string> {
   const entries = value.split(';').map(s => s.trim()).filter(Boolean).map(entry => {
@@ -201,11 +210,10 @@ function signingKeys (keys: string[], salts: string[]): SigningKey[] {
   }
 }
 
-/** One line naming the variable, e.g. "PORT must be <= 65535 (got "70000")". */
-function describe (err: unknown): string {
-  const first = (err as { errors?: Array<{ instancePath: string, message?: string, params?: Record<string, unknown> }> }).errors?.[0]
-  if (first === undefined) return (err as Error).message
-  const name = first.instancePath.replace(/^\//, '').split('/')[0]
-  const allowed = first.params?.allowedValues ?? first.params?.allowedValue
-  return `${name} ${first.message ?? 'is invalid'}${allowed === undefined ? '' : ` (${[allowed].flat().join(', ')})`}`
+/** One line naming the variable and what it takes, e.g. 'PORT must be an integer from 0 to 65535 (got "70000")'. */
+function describe (err: unknown, env: Record<string, string | undefined>): string {
+  const errors = (err as { errors?: SchemaError[] }).errors
+  if (errors === undefined) return (err as Error).message
+  const properties: Record<string, object> = CONFIG_SCHEMA.properties
+  return describeSchemaErrors(errors, { noun: 'variable', schemaOf: name => properties[name], valueOf: name => env[name] })
 }

@@ -58,6 +58,23 @@ test('invalid config: one clear line naming the variable', () => {
   }
 })
 
+test('invalid config says what the variable accepts, not the validator\'s words', () => {
+  for (const [env, pieces] of [
+    [{ FFMPEG_ZYGOTE: 'on' }, ['FFMPEG_ZYGOTE', 'auto, off', '"on"']],
+    [{ PORT: '70000' }, ['PORT', 'from 0 to 65535', '"70000"']],
+    [{ LOG_LEVEL: 'loud' }, ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace, silent']],
+    [{ ALLOW_UNSIGNED_URLS: 'yes' }, ['ALLOW_UNSIGNED_URLS', 'true or false']],
+    [{ WORKER_NICENESS: '20' }, ['WORKER_NICENESS', 'from 0 to 19']],
+    [{ MAX_VIDEO_SECONDS: '0' }, ['MAX_VIDEO_SECONDS', 'above 0']]
+  ] as const) {
+    assert.throws(() => loadConfig(env), (err: Error) => {
+      for (const piece of pieces) assert.ok(err.message.includes(piece), `"${piece}" in: ${err.message}`)
+      assert.doesNotMatch(err.message, /constant|allowed values/)
+      return true
+    })
+  }
+})
+
 test('.env.example lists every variable of the schema, with its default', () => {
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
   const listed = new Map([...example.matchAll(/^#?\s*([A-Z_]+)=(.*)$/gm)].map(m => [m[1], m[2]]))

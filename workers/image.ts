@@ -84,7 +84,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
     const pipeline = open(input, ctx, colour).rotate().timeout({ seconds })
     if (colour === 'keep') pipeline.keepIccProfile()
-    const background = options.background ?? (options.format === 'jpeg' ? '#ffffff' : { r: 0, g: 0, b: 0, alpha: 0 })
+    // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
+    // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
+    const background = options.format === 'jpeg' ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
     if (options.width !== undefined || options.height !== undefined) {
       pipeline.resize({
         width: options.width,

@@ -1,9 +1,10 @@
 // Every error reply has one shape, { statusCode, code, error, message }, with a code from src/errors.ts.
 // 5xx details go to the log, never to the client.
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError } from 'fastify'
+import type { FastifyError, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { codeOf, errors, ThumbdError } from '../errors.ts'
+import { HOW_TO_SEND } from './sources.ts'
 
 /** Seconds a client should wait before retrying a 503. */
 const RETRY_AFTER_SECONDS = 1
@@ -16,7 +17,7 @@ export default fp(async (app) => {
       request.log.info(err === request.clientGone.reason ? 'client disconnected; its work was cancelled' : `client disconnected: ${err.message}`)
       return reply.code(499).send()
     }
-    const error = normalise(err)
+    const error = normalise(err, request, app.initialConfig.bodyLimit)
     if (codeOf(error) === 'INTERNAL') request.log.error({ err }, 'request failed')
     else request.log.info({ code: error.code, reason: err.message }, 'request refused')
     if (error.statusCode === 503) reply.header('retry-after', String(err.retryAfter ?? RETRY_AFTER_SECONDS))
@@ -35,10 +36,13 @@ export default fp(async (app) => {
   })
 }, { name: 'error-handler' })
 
-/** Fastify's own errors (validation, content type, body size) mapped onto the catalogue. */
-function normalise (err: FastifyError): ThumbdError {
+/** Fastify's own errors (validation, content type, body size) mapped onto the catalogue, saying what to do instead. */
+function normalise (err: FastifyError, request: FastifyRequest, jsonLimit = 0): ThumbdError {
   if (err instanceof ThumbdError) return err
   if (err.validation !== undefined) return new errors.BadOptions(err.message)
+  // Only JSON bodies are parsed whole (media bodies stream into the spool): this is never the source.
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new errors.PayloadTooLarge(`the JSON body is over ${jsonLimit} bytes: JSON carries only a URL and options; send the media itself as the request body (Content-Type image/*, video/* or application/octet-stream) or a multipart "file" part`)
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new errors.UnsupportedMedia(unsupportedType(request.headers['content-type']))
   switch (err.statusCode) {
     case 400: return new errors.BadOptions(err.message)
     case 401: return new errors.Unauthorized()
@@ -48,4 +52,10 @@ function normalise (err: FastifyError): ThumbdError {
       // Other client errors from plugins (multipart framing, ...) are the request's fault, not ours.
       return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? new errors.BadOptions(err.message) : new errors.Internal()
   }
+}
+
+/** A body of a type no route takes; curl's -d and --data-binary send form-urlencoded unless told otherwise. */
+function unsupportedType (type: string | undefined): string {
+  const curl = type?.startsWith('application/x-www-form-urlencoded') === true ? ' (curl --data-binary sends this type unless given -H \'Content-Type: ...\')' : ''
+  return `Content-Type ${type ?? '(none)'} is not taken${curl}: ${HOW_TO_SEND}`
 }

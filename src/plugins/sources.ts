@@ -14,6 +14,7 @@ import { fromFirstRange } from '../sources/first-range.ts'
 import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
 import { startRangeReader } from '../sources/range-reader.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
+import { optionsError } from '../routes/options-error.ts'
 import type { JobSource } from '../../contract/types.ts'
 
 export interface TakeOptions<T extends TObject> {
@@ -57,6 +58,9 @@ declare module 'fastify' {
 /** Content types taken as raw media bodies; what they really are is sniffed, never trusted. */
 export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|application\/octet-stream)$/i
 
+/** What a request that sent its media some other way is told (plugins/error-handler.ts says it too). */
+export const HOW_TO_SEND = 'send the media as the request body (Content-Type image/*, video/* or application/octet-stream), a multipart "file" part, or JSON {"url": ...}'
+
 /** Multipart: one file, a few small option fields. */
 const MAX_FIELDS = 20
 const MAX_FIELD_BYTES = 1024
@@ -65,6 +69,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   // busboy stops a file one byte past the limit; spool() then answers 413 with the catalogue code.
   await app.register(multipart, { limits: { fileSize: config.maxSourceBytes + 1, files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } })
   app.addContentTypeParser(RAW_MEDIA_TYPES, (_request, payload, done) => done(null, payload))
+  // No job takes text: a text body of any size gets the 415 that says how to send media, unread.
+  app.removeContentTypeParser('text/plain')
 
   const fetcher = createFetcher({
     policy: { allowPrivate: config.allowPrivateSources, allowedPrefixes: parseAllowedSources(config.allowedSources) },
@@ -115,9 +121,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
       source = await fetchUrl(url, request.clientGone, { ...digesting(options), remoteVideos })
     } else {
       const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length'])
-      if (declared !== undefined && declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`more than ${config.maxSourceBytes} bytes`)
+      if (declared !== undefined && declared > config.maxSourceBytes) throw new errors.PayloadTooLarge(`the source is more than ${config.maxSourceBytes} bytes (MAX_SOURCE_BYTES)`)
       const body = request.body as Readable | undefined
-      if (body === undefined || typeof body.pipe !== 'function') throw new errors.UnsupportedMedia('send the media as the request body, a multipart "file" part, or JSON {"url": ...}')
+      if (body === undefined || typeof body.pipe !== 'function') throw new errors.UnsupportedMedia(HOW_TO_SEND)
       options = query
       source = await spoolWithLimits(body, { ...digesting(options), declaredBytes: declared, signal: request.bodyTooSlow })
     }
@@ -211,9 +217,6 @@ async function leadingFieldsAndFile (parts: AsyncIterableIterator<Multipart>, si
 /** Multipart fields are strings: validated (and coerced) against the same schema as the query. */
 function validate (request: FastifyRequest, schema: TObject, data: Record<string, unknown>): Record<string, unknown> {
   const check = request.compileValidationSchema(schema, 'querystring')
-  if (!check(data)) {
-    const first = check.errors?.[0]
-    throw new errors.BadOptions(`${first?.instancePath.slice(1) || 'options'} ${first?.message ?? 'invalid'}`)
-  }
+  if (!check(data)) throw optionsError(check.errors)
   return data
 }

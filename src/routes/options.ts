@@ -16,7 +16,7 @@ export const ImageQuery = {
 }
 
 export const VideoQuery = {
-  at: Type.Optional(Type.String({ pattern: '^\\d{1,6}(\\.\\d{1,3})?%?$', description: 'video frame position: seconds (12.5) or percent of the duration (10%); default 1 s' })),
+  at: Type.Optional(Type.String({ pattern: '^\\d{1,6}(\\.\\d{1,3})?%?$', description: 'seconds (12.5) or a percentage of the duration (10%): the video frame; default 1 s' })),
   frame: Type.Optional(Type.Enum(['exact', 'best'], { description: 'best: the most representative frame near `at`' })),
   seek: Type.Optional(Type.Enum(['exact', 'keyframe'], { description: 'keyframe: the nearest keyframe at or before `at`, without decoding up to it (fast on long-GOP video); default exact' }))
 }
@@ -26,12 +26,12 @@ const GRAVITIES = ['centre', 'center', 'north', 'northeast', 'east', 'southeast'
 export const ResizeQuery = {
   ...ImageQuery,
   position: Type.Optional(Type.Enum([...GRAVITIES, 'attention', 'entropy'], { description: 'crop position for fit=cover/contain: a gravity, or the smart crops attention/entropy' })),
-  background: Type.Optional(Type.String({ pattern: '^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: 'RRGGBB or RRGGBBAA: bars of fit=contain, and transparency flattened into JPEG' })),
+  background: Type.Optional(Type.String({ pattern: '^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: 'a colour, RRGGBB or RRGGBBAA (a leading # sent as %23): the bars of fit=contain, and what transparency becomes in JPEG' })),
   withoutEnlargement: Type.Optional(Type.Boolean({ description: 'never scale up (default true)' }))
 }
 
 export const HashQuery = {
-  algorithms: Type.Optional(Type.String({ pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$', description: `comma-separated digests of the source bytes: ${DIGEST_ALGORITHMS.join(', ')} (default sha256)` })),
+  algorithms: Type.Optional(Type.String({ pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$', description: `a comma-separated list of ${DIGEST_ALGORITHMS.join(', ')}: the digests of the source bytes (default sha256)` })),
   ...VideoQuery
 }
 
@@ -111,7 +111,7 @@ export function sourceBody (options: TObject) {
     content: {
       'application/json': {
         schema: Type.Object({
-          url: Type.String({ minLength: 1, maxLength: 4096, description: 'http(s) URL of the source' }),
+          url: Type.String({ minLength: 1, maxLength: 4096, description: 'the http(s) URL of the source' }),
           ...options.properties
         }, { additionalProperties: false })
       }

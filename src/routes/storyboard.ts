@@ -17,7 +17,7 @@ const Options = Type.Object({
   width: Type.Optional(Type.Integer({ minimum: 16, maximum: 640, description: 'tile width in px (default 160); the height follows the video' })),
   format: Type.Optional(Type.Enum(['jpeg', 'webp'], { description: 'the sprite\'s format (default jpeg)' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-  sprite: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s#]+$', description: 'the URL the VTT cues point at, where the client will serve the sprite (default sprite.jpg or sprite.webp)' }))
+  sprite: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s#]+$', description: 'a URL without spaces or #: where the client will serve the sprite, which the VTT cues point at (default sprite.jpg or sprite.webp)' }))
 }, { additionalProperties: false })
 
 const StoryboardReply = Type.Object({

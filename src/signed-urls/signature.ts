@@ -25,15 +25,16 @@ export function parseSigningKeys (keysHex: readonly string[], saltsHex: readonly
     throw new Error(`URL_SIGNING_SALTS must have one salt per URL_SIGNING_KEYS entry (${keysHex.length} keys, ${saltsHex.length} salts)`)
   }
   return keysHex.map((key, i) => Object.freeze({
-    key: fromHex('URL_SIGNING_KEYS', key, i),
-    salt: fromHex('URL_SIGNING_SALTS', saltsHex[i]!, i)
+    key: fromHex(`URL_SIGNING_KEYS entry ${i + 1}`, key),
+    salt: fromHex(`URL_SIGNING_SALTS entry ${i + 1}`, saltsHex[i]!)
   }))
 }
 
-function fromHex (name: string, text: string, index: number): Buffer {
+/** The bytes of a hex key or salt; an error names it as `label` says (the variable's entry, or a flag). */
+export function fromHex (label: string, text: string): Buffer {
   const value = text.trim()
-  if (value === '') throw new Error(`${name} entry ${index + 1} is empty`)
-  if (!HEX.test(value)) throw new Error(`${name} entry ${index + 1} is not hex (an even number of 0-9a-f digits)`)
+  if (value === '') throw new Error(`${label} is empty (make one with: openssl rand -hex 32)`)
+  if (!HEX.test(value)) throw new Error(`${label} is not hex (an even number of 0-9a-f digits; make one with: openssl rand -hex 32)`)
   return Buffer.from(value, 'hex')
 }
 

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream'
 import { Agent, request } from 'undici'
 import { errors, ThumbdError } from '../errors.ts'
 import { parseContentRange, type ByteRange } from './byte-ranges.ts'
-import { addressAllowed, checkSourceUrl, type SourcePolicy } from './url-policy.ts'
+import { addressAllowed, checkSourceUrl, PRIVATE_HINT, type SourcePolicy } from './url-policy.ts'
 
 /** Resolves a hostname; injectable so tests can hand back any address without touching the network. */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>
@@ -96,7 +96,7 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
       }
       if (statusCode !== 206 && Number(headers['content-length']) > maxBytes) {
         discard(body)
-        throw new errors.PayloadTooLarge(`the source declares more than ${maxBytes} bytes`)
+        throw new errors.PayloadTooLarge(`the source declares more than ${maxBytes} bytes (MAX_SOURCE_BYTES)`)
       }
       return { body, url, statusCode, headers }
     }
@@ -128,7 +128,7 @@ export function discard (body: Readable) {
 /** Maps whatever undici, DNS or the guard threw onto the catalogue; details stay in the cause for the log. */
 export function fetchError (err: unknown, signal?: AbortSignal): Error {
   for (let e = err as { code?: string, cause?: unknown } | undefined; e != null; e = e.cause as typeof e) {
-    if (e.code === BLOCKED) return new errors.SourceForbidden('the host resolves to a non-public address')
+    if (e.code === BLOCKED) return new errors.SourceForbidden(`the host resolves to a non-public address ${PRIVATE_HINT}`)
     if (e instanceof ThumbdError) return e
   }
   const reason = signal?.aborted === true ? 'timed out' : 'could not be reached'

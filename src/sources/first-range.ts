@@ -53,7 +53,7 @@ export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal,
   }
   if (range.size > context.maxSourceBytes) {
     whole.destroy()
-    throw new errors.PayloadTooLarge(`the source declares more than ${context.maxSourceBytes} bytes`)
+    throw new errors.PayloadTooLarge(`the source declares more than ${context.maxSourceBytes} bytes (MAX_SOURCE_BYTES)`)
   }
   if (range.end === range.size - 1) return context.spool(whole)
   async function * pieces () {

@@ -65,7 +65,7 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
       const next = await nextOrAbort(chunks, limits.signal)
       if (next.done === true) break
       const chunk = next.value as Buffer
-      if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`more than ${limits.maxBytes} bytes`)
+      if (sink.size + chunk.length > limits.maxBytes) throw new errors.PayloadTooLarge(`the source is more than ${limits.maxBytes} bytes (MAX_SOURCE_BYTES)`)
       await digester.update(chunk)
       await sink.add(chunk)
       if (!sniffed && sink.size >= SNIFF_BYTES) {

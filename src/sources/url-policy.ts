@@ -37,6 +37,9 @@ function canonicalIPv6 (address: string): string {
   return URL.parse(`http://[${address}]/`)?.hostname.slice(1, -1) ?? address
 }
 
+/** What a refusal of a non-public address says to do, if it was meant. */
+export const PRIVATE_HINT = '(set ALLOW_PRIVATE_SOURCES=true to let URL sources reach loopback and private networks)'
+
 export function addressAllowed (address: string, policy: SourcePolicy): boolean {
   return policy.allowPrivate || isPublicAddress(address)
 }
@@ -57,10 +60,10 @@ export function checkSourceUrl (raw: string, policy: SourcePolicy): URL {
   const listed = policy.allowedPrefixes.some(prefix => matchesPrefix(url, prefix))
   if (policy.allowedPrefixes.length > 0 && !listed) throw new errors.SourceForbidden('the URL is not under ALLOWED_SOURCES')
   // Non-default ports only where an ALLOWED_SOURCES entry names them (matchesPrefix compares ports).
-  if (url.port !== '' && !listed) throw new errors.SourceForbidden('only default ports')
+  if (url.port !== '' && !listed) throw new errors.SourceForbidden(`port ${url.port} is not a default port: URL sources may use one only where an ALLOWED_SOURCES entry names it (e.g. ${url.protocol}//${url.host}/)`)
   // Literal IPs never reach the DNS hook that guards hostnames, so they are checked here.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-  if (ipaddr.isValid(host) && !addressAllowed(host, policy)) throw new errors.SourceForbidden('the address is not public')
+  if (ipaddr.isValid(host) && !addressAllowed(host, policy)) throw new errors.SourceForbidden(`${host} is not a public address ${PRIVATE_HINT}`)
   return url
 }
 

@@ -32,3 +32,10 @@ test('the <img> example page: every image decodes in headless Chromium, at the w
   const decoded = /data-decoded="([^"]*)"/.exec(stdout)?.[1]
   assert.equal(decoded, '320,200,240,240', 'the decoded widths of the four images')
 })
+
+test('the <img> example page says on the page itself, not only in a comment, what thumbd it needs', () => {
+  const body = /<body>([\s\S]*)<\/body>/.exec(readFileSync(PAGE, 'utf8').replace(/<!--[\s\S]*?-->/g, ''))?.[1] ?? ''
+  const visible = body.replace(/<script>[\s\S]*?<\/script>/g, '').replace(/<[^>]+>/g, '')
+  assert.match(visible, /ALLOW_UNSIGNED_URLS=true/)
+  assert.match(visible, /npm run sign-url/)
+})

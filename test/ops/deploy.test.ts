@@ -56,6 +56,15 @@ test('the README config table lists every variable with its default', () => {
   }
 })
 
+test('the README config table gives every bound: each maximum, and each minimum above 1', () => {
+  const readme = read('README.md')
+  for (const [name, schema] of Object.entries(schemaVars as Record<string, { maximum?: number, minimum?: number }>)) {
+    const row = readme.split('\n').find(line => line.startsWith(`| \`${name}\` |`)) ?? ''
+    if (schema.maximum !== undefined && name !== 'PORT') assert.match(row, /at most|\d \S* ?to \d/, `${name}'s maximum (${schema.maximum}) is documented`)
+    if ((schema.minimum ?? 0) > 1) assert.match(row, /\d+ (ms|s) to /, `${name}'s minimum (${schema.minimum}) is documented`)
+  }
+})
+
 test('the Dockerfile runs the server as npm start does, as non-root, with ffmpeg and a health check', () => {
   const dockerfile = read('Dockerfile')
   assert.match(dockerfile, /^FROM node:24-bookworm-slim/m)

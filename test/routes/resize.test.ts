@@ -61,6 +61,30 @@ test('positions crop different parts; smart crops work; contain fills with the b
   assert.deepEqual([...corner.subarray(0, 3)], [255, 0, 0])
 })
 
+test('a background with alpha: in JPEG one opaque colour for the bars and the transparent pixels alike; PNG keeps the alpha', async (t) => {
+  const app = await build(t)
+  // 100x50: the left half transparent, the right half opaque blue; boxed into 100x100, bars above and below.
+  const pixels = Buffer.alloc(100 * 50 * 4)
+  for (let i = 0; i < 100 * 50; i++) if (i % 100 >= 50) pixels.set([0, 0, 255, 255], i * 4)
+  const png = await sharp(pixels, { raw: { width: 100, height: 50, channels: 4 } }).png().toBuffer()
+  const at = async (image: Buffer) => {
+    const { data, info } = await sharp(image).ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+    return (x: number, y: number) => [...data.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4)]
+  }
+  const near = (got: number[], want: number[], what: string) => assert.ok(got.every((v, i) => Math.abs(v - want[i]!) <= 3), `${what}: ${got} vs ${want}`)
+  for (const background of ['ff000080', 'ff0000']) {
+    const jpeg = await resize(app, png, `?width=100&height=100&fit=contain&format=jpeg&background=${background}`)
+    assert.equal(jpeg.statusCode, 200, jpeg.body)
+    const pixel = await at(jpeg.rawPayload)
+    near(pixel(50, 5), [255, 0, 0, 255], `${background}: a bar`)
+    near(pixel(10, 50), [255, 0, 0, 255], `${background}: a transparent pixel`)
+    near(pixel(90, 50), [0, 0, 255, 255], `${background}: the picture`)
+  }
+  const kept = await at((await resize(app, png, '?width=100&height=100&fit=contain&format=png&background=ff000080')).rawPayload)
+  assert.deepEqual(kept(50, 5), [255, 0, 0, 128], 'PNG: the bars keep the background\'s alpha')
+  assert.equal(kept(10, 50)[3], 0, 'PNG: transparent pixels stay transparent')
+})
+
 test('auto-orient, metadata stripped, CMYK converted to sRGB', async (t) => {
   const app = await build(t)
   const rotated = await sharp(await media('jpeg')).withMetadata({ orientation: 8 }).jpeg().toBuffer()

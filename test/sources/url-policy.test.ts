@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { checkSourceUrl, isPublicAddress, parseAllowedSources, type SourcePolicy } from '../../src/sources/url-policy.ts'
-import { guardedLookup } from '../../src/sources/fetch-source.ts'
+import { fetchError, guardedLookup } from '../../src/sources/fetch-source.ts'
 
 const closed: SourcePolicy = { allowPrivate: false, allowedPrefixes: [] }
 
@@ -62,4 +62,20 @@ test('the DNS hook refuses a host with any non-public answer, before a socket ex
   }
   assert.deepEqual(await lookup(['8.8.8.8']), [{ address: '8.8.8.8', family: 4 }])
   assert.deepEqual(await lookup(['10.0.0.1'], { allowPrivate: true, allowedPrefixes: [] }), [{ address: '10.0.0.1', family: 4 }])
+})
+
+test('a refusal says which setting would allow it: ALLOW_PRIVATE_SOURCES for an address, ALLOWED_SOURCES for a port', async () => {
+  for (const url of ['http://127.0.0.1/a.jpg', 'http://[::1]/a.jpg', 'http://10.1.2.3/a.jpg']) {
+    assert.throws(() => checkSourceUrl(url, closed), { code: 'THUMBD_SOURCE_FORBIDDEN', message: /ALLOW_PRIVATE_SOURCES=true/ }, url)
+  }
+  assert.throws(() => checkSourceUrl('https://example.com:8443/a.jpg', closed), (err: Error) => {
+    assert.match(err.message, /port 8443/)
+    assert.match(err.message, /ALLOWED_SOURCES entry names it \(e\.g\. https:\/\/example\.com:8443\/\)/)
+    return true
+  })
+  // A hostname whose DNS answer is private: refused by the lookup hook, then worded by fetchError.
+  const blocked = await new Promise<Error>(resolve => {
+    guardedLookup(async () => [{ address: '10.0.0.1', family: 4 }], closed)('host.test', { all: true }, err => resolve(err!))
+  })
+  assert.match(fetchError(blocked).message, /non-public address .*ALLOW_PRIVATE_SOURCES=true/)
 })
