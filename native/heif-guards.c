@@ -1,8 +1,9 @@
-// See heif-guards.h. The two definitions below must be in the executable's dynamic symbol table
+// See heif-guards.h. The three definitions below must be in the executable's dynamic symbol table
 // (scripts/build-zygote.sh exports them), or libheif's calls would go past them.
 #define _GNU_SOURCE
 #include "heif-guards.h"
 
+#include <dav1d/dav1d.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <libde265/de265.h>
@@ -90,4 +91,15 @@ de265_error de265_push_NAL (de265_decoder_context *context, const void *data, in
     if (!known) refuse(EXIT_INPUT, "an SPS in the image data codes %ux%u, which no hvcC declares", size.coded_w, size.coded_h);
   }
   return real(context, data, length, pts, user_data);
+}
+
+int dav1d_open (Dav1dContext **context, const Dav1dSettings *settings) {
+  static int (*real)(Dav1dContext **, const Dav1dSettings *);
+  if (real == NULL) real = (int (*)(Dav1dContext **, const Dav1dSettings *))next("dav1d_open");
+  Dav1dSettings held = *settings;
+  if (atomic_load(&armed)) {
+    held.n_threads = 1, held.max_frame_delay = 1;
+    if (pixel_bound < (unsigned long long)held.frame_size_limit || held.frame_size_limit == 0) held.frame_size_limit = (unsigned)pixel_bound;
+  }
+  return real(context, &held);
 }

@@ -1,4 +1,4 @@
-// What heif-decode watches while libheif decodes, by defining two functions libheif and its libraries call
+// What heif-decode watches while libheif decodes, by defining three functions libheif and its libraries call
 // (the executable's definitions come first in the dynamic linker's search, and the real ones are reached with
 // dlsym(RTLD_NEXT)):
 //   pthread_create  threads alive at once, beyond those already started, are held to a bound: libheif 1.15 starts
@@ -11,7 +11,10 @@
 //   de265_push_NAL  every SPS libde265 is given, from an hvcC or from the item's own data (which libheif passes on
 //                   as it is), must code one of the sizes heif_check_coded_sizes() found in the hvcCs: an SPS in the
 //                   data that codes another is refused before the picture it sizes is decoded.
-// Either refusal ends the process at once: exit status 2 (3 for an SPS over the pixel limit), one line on stderr.
+//   dav1d_open      an AV1 item (libheif 1.15 decodes those too, with dav1d, in a file whose major brand is not
+//                   avif) is decoded on the calling thread (dav1d would otherwise start one per core of the host),
+//                   and a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768).
+// A refusal ends the process at once: exit status 2 (3 for an SPS over the pixel limit), one line on stderr.
 #ifndef THUMBD_HEIF_GUARDS_H
 #define THUMBD_HEIF_GUARDS_H
 

@@ -3,10 +3,13 @@
 // decodes anything, and any SPS in the item's own data to the sizes the hvcCs code as libheif hands it over.
 // Real heif-enc files, with their ispe or SPS rewritten (test/heif-boxes.ts).
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
+import sharp from 'sharp'
 import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
-import { makeHeic } from '../heic-media.ts'
+import { decodeCountingThreads, makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
 import { gridHeif, parameterSets, spsOf, spsWithSize, tileOf, tiled, u32, withCodedSize, withInBandSps, withIspe, type Tile } from '../heif-boxes.ts'
 
@@ -72,4 +75,21 @@ test('an SPS in the item data that codes another size than the hvcC: 422 before 
   // An in-band SPS for 4096x4096 in a grid's tile.
   const inBand = withInBandSps(t64, spsWithSize(spsOf(t64.hvcC), 4096, 4096))
   await refused(app, 'a tile carrying an SPS of 4096x4096', gridHeif(inBand, [tiled(t64, 2, 2)]), 422, 'THUMBD_MEDIA_UNREADABLE')
+})
+
+test('an AV1 item (libheif decodes those too, in a file not branded avif): one decoding thread, and held to the pixel limit by its coded size', async () => {
+  // sharp's AVIF with 'mif1' as its major brand: sniffed as HEIF, so decoded by heif-decode (libheif, dav1d).
+  const avif = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#c04020' } }).avif().toBuffer()
+  avif.write('mif1', 8, 'latin1')
+  const file = join(dir, 'av1.heif')
+  writeFileSync(file, avif)
+  // dav1d would start a thread per core of the host (3 here, on 2 cores); it decodes on libheif's thread.
+  const plain = await decodeCountingThreads(file, ['--threads', '1'])
+  assert.equal(plain.code, 0, plain.stderr)
+  assert.ok(plain.peak <= 1, `one thread: ${plain.peak}`)
+  // 12 MP coded, 400x300 declared, a 5 MP limit: dav1d refuses the frame before decoding it (before: decoded, then refused).
+  writeFileSync(file, withIspe(avif, 400, 300))
+  const lying = await decodeCountingThreads(file, ['--threads', '1', '--max-pixels', '5000000'])
+  assert.equal(lying.code, 2, lying.stderr)
+  assert.match(lying.stderr, /Frame size 4000x3000 exceeds limit 5000000/)
 })

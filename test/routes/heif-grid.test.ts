@@ -3,14 +3,13 @@
 // named by a grid item any number of times. A valid grid decodes; hostile ones (a grid among its own tiles, thousands of tile
 // references, a canvas larger than the image declares) are refused by heif-decode's own guards, fast.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import sharp from 'sharp'
 import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
-import { makeHeic } from '../heic-media.ts'
+import { decodeCountingThreads, makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
 import { box, decoy, gridHeif, tileOf, tiled, u32, type Grid, type Tile } from '../heif-boxes.ts'
 
@@ -130,27 +129,6 @@ test('a decoy meta after the real one (size 0, which libheif stops at, or a seco
   const res = await postMedia(app, 'thumbnail', open, 'image/heic', '?width=128&format=png')
   assert.equal(res.statusCode, 200, res.body)
 })
-
-/** Runs heif-decode on `file` directly, counting its threads from /proc while it runs: exit code, stderr, the most seen at once. */
-async function decodeCountingThreads (file: string, args: string[]): Promise<{ code: number | null, stderr: string, peak: number }> {
-  const tool = new URL('../../native/heif-decode', import.meta.url).pathname
-  const child = spawn(tool, ['--max-pixels', '50000000', ...args, file], { stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  let peak = 0
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
-  const closed = new Promise(resolve => child.on('close', resolve))
-  const exit = { code: undefined as number | null | undefined }
-  child.on('exit', status => { exit.code = status })
-  while (exit.code === undefined) {
-    try {
-      const threads = Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0)
-      peak = Math.max(peak, threads)
-    } catch {}
-    await new Promise(resolve => setImmediate(resolve))
-  }
-  await closed
-  return { code: exit.code, stderr, peak }
-}
 
 test('the threads one decode starts are bounded (2 x --threads + 2 besides its main thread, or --max-threads): beyond, it stops', async () => {
   const t256 = await tile(256)
