@@ -206,3 +206,20 @@ export function withCodedSize (t: Tile, w: number, h: number): Tile {
 export function withInBandSps (t: Tile, sps: Buffer): Tile {
   return { ...t, data: Buffer.concat([u32(sps.length), sps, t.data]) }
 }
+
+/**
+ * load/fuzz.ts's HEIF seeds from one small tile: a valid 2x2 grid, and what heif-decode refuses before decoding
+ * (2000 tile references and a grid naming itself, each behind a size-0 decoy meta; an hvcC whose SPS codes
+ * 8192x8192 for a tile-sized item; a tile whose data carries an SPS for 4096x4096).
+ */
+export function heifSeeds (t: Tile): Record<string, Buffer> {
+  const self = tiled(t, 2, 2)
+  self.dimg[3] = 1
+  return {
+    heifGrid: gridHeif(t, [tiled(t, 2, 2)]),
+    heifDecoyRefs: Buffer.concat([gridHeif(t, [tiled(t, 40, 50)]), decoy()]),
+    heifDecoySelf: Buffer.concat([gridHeif(t, [self]), decoy()]),
+    heifSpsLie: gridHeif(withCodedSize(t, 8192, 8192), []),
+    heifInBandSps: gridHeif(withInBandSps(t, spsWithSize(spsOf(t.hvcC), 4096, 4096)), [tiled(t, 2, 2)])
+  }
+}
