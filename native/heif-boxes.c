@@ -185,7 +185,7 @@ int heif_check_coded_sizes (const uint8_t *meta, const uint8_t *meta_end, unsign
   if (iinf == NULL || iprp == NULL || iinf_end - iinf < 6) return 0;  /* libheif refuses such a file itself */
   const uint8_t *at = iinf + (iinf[0] == 0 ? 6 : 8);
   for (const uint8_t *infe, *infe_end; at < iinf_end && (infe = heif_child(at, iinf_end, "infe", &infe_end, &overrun)) != NULL; at = infe_end) {
-    if (infe[0] < 2 || infe_end - infe < (infe[0] == 2 ? 12 : 14)) continue;  /* versions 0 and 1 have no item type */
+    if (infe_end - infe < 12 || infe[0] < 2 || (infe[0] > 2 && infe_end - infe < 14)) continue;  /* versions 0, 1: no item type */
     int id = infe[0] == 2 ? 2 : 4;
     uint32_t item = (uint32_t)be(infe + 4, id);
     if (memcmp(infe + 4 + id + 2, "hvc1", 4) != 0) continue;

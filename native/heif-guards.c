@@ -17,6 +17,9 @@
 
 #include "hevc-sps.h"
 
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static de265_error (*real_push_nal)(de265_decoder_context *, const void *, int, de265_PTS, void *);
+static int (*real_dav1d_open)(Dav1dContext **, const Dav1dSettings *);
 static atomic_uint alive, peak;
 static unsigned thread_bound;  /* 0: not armed */
 static unsigned long long pixel_bound;
@@ -53,6 +56,13 @@ static void *next (const char *name) {
   return real;
 }
 
+/* The real functions, looked up once while the process has one thread (in the zygote: before it forks). */
+__attribute__((constructor)) static void find_real (void) {
+  real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))next("pthread_create");
+  real_push_nal = (de265_error (*)(de265_decoder_context *, const void *, int, de265_PTS, void *))next("de265_push_NAL");
+  real_dav1d_open = (int (*)(Dav1dContext **, const Dav1dSettings *))next("dav1d_open");
+}
+
 struct start { void *(*routine)(void *); void *arg; };
 
 static void finished (void *unused) { (void)unused; atomic_fetch_sub(&alive, 1); }
@@ -68,20 +78,16 @@ static void *counted (void *p) {
 }
 
 int pthread_create (pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg) {
-  static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-  if (real == NULL) real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))next("pthread_create");
   unsigned now = atomic_fetch_add(&alive, 1) + 1;
   if (atomic_load(&armed) && thread_bound > 0 && now > thread_bound) refuse(EXIT_INPUT, "too many decoding threads (over %u)", thread_bound);
   for (unsigned most = atomic_load(&peak); now > most && !atomic_compare_exchange_weak(&peak, &most, now);) {}
   struct start *start = malloc(sizeof *start);
-  int error = start == NULL ? EAGAIN : (*start = (struct start){ routine, arg }, real(thread, attr, counted, start));
+  int error = start == NULL ? EAGAIN : (*start = (struct start){ routine, arg }, real_pthread_create(thread, attr, counted, start));
   if (error != 0) atomic_fetch_sub(&alive, 1), free(start);
   return error;
 }
 
 de265_error de265_push_NAL (de265_decoder_context *context, const void *data, int length, de265_PTS pts, void *user_data) {
-  static de265_error (*real)(de265_decoder_context *, const void *, int, de265_PTS, void *);
-  if (real == NULL) real = (de265_error (*)(de265_decoder_context *, const void *, int, de265_PTS, void *))next("de265_push_NAL");
   struct hevc_size size;
   if (atomic_load(&armed) && length > 0 && hevc_nal_type(data, (size_t)length) == HEVC_NAL_SPS) {
     if (hevc_sps_size(data, (size_t)length, &size) != 0) refuse(EXIT_INPUT, "an SPS that does not parse");
@@ -90,16 +96,14 @@ de265_error de265_push_NAL (de265_decoder_context *context, const void *data, in
     for (int i = 0; i < approved.count; i++) known |= approved.w[i] == size.coded_w && approved.h[i] == size.coded_h;
     if (!known) refuse(EXIT_INPUT, "an SPS in the image data codes %ux%u, which no hvcC declares", size.coded_w, size.coded_h);
   }
-  return real(context, data, length, pts, user_data);
+  return real_push_nal(context, data, length, pts, user_data);
 }
 
 int dav1d_open (Dav1dContext **context, const Dav1dSettings *settings) {
-  static int (*real)(Dav1dContext **, const Dav1dSettings *);
-  if (real == NULL) real = (int (*)(Dav1dContext **, const Dav1dSettings *))next("dav1d_open");
   Dav1dSettings held = *settings;
   if (atomic_load(&armed)) {
     held.n_threads = 1, held.max_frame_delay = 1;
     if (pixel_bound < (unsigned long long)held.frame_size_limit || held.frame_size_limit == 0) held.frame_size_limit = (unsigned)pixel_bound;
   }
-  return real(context, &held);
+  return real_dav1d_open(context, &held);
 }
