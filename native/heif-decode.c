@@ -10,8 +10,9 @@
 //      heif-boxes.c ("more than one meta box", a size-0 box), "nested derived images", an item whose HEVC SPS
 //      codes another size than its ispe declares, "too many decoding threads", or libheif's message
 //   3  refused before any pixel is decoded: "too large: WxH" (over --max-pixels), "too large: over N tile
-//      references", "too large: item I codes WxH" (its SPS), "too large: <libheif's message>" (its security
-//      limits, such as a side over 16384)
+//      references", "too large: item I codes WxH" (its SPS), "too large: over N pixels to decode in all" (every
+//      picture decoded, heif-guards.h), "too large: <libheif's message>" (its security limits, such as a side
+//      over 16384)
 //   1  anything else (INPUT unreadable, out of memory, stdout gone: the PNG is then cut short); 64 bad usage
 //
 // The PNG: 8-bit RGB, or RGBA with alpha (straight); display-oriented (libheif applies irot/imir/clap), so no
@@ -340,7 +341,11 @@ int main (int argc, char **argv) {
   char coded_problem[256];
   int refused = heif_check_coded_sizes(meta, meta_end, max_pixels, &sizes, coded_problem, sizeof coded_problem);
   if (refused != 0) fail(refused, "%s", coded_problem);
-  heif_guards_arm((unsigned)max_threads, max_pixels, &sizes);
+  /* Pixels decoded in all: 4 x the image and its largest item (a grid's tiles cover its canvas once, overhanging
+   * by less than a tile; its alpha as many again; a photo smaller than one tile). */
+  unsigned long long largest = 0;
+  for (int i = 0; i < sizes.count; i++) if ((unsigned long long)sizes.w[i] * sizes.h[i] > largest) largest = (unsigned long long)sizes.w[i] * sizes.h[i];
+  heif_guards_arm((unsigned)max_threads, max_pixels, 4 * ((unsigned long long)coded_w * coded_h + largest), &sizes);
   /* A grid canvas is checked against the limit when decoded (>= is refused): none larger than the primary. */
   heif_context_set_maximum_image_size_limit(context, (coded_w > coded_h ? coded_w : coded_h) + 1);
 

@@ -22,12 +22,13 @@ static de265_error (*real_push_nal)(de265_decoder_context *, const void *, int, 
 static int (*real_dav1d_open)(Dav1dContext **, const Dav1dSettings *);
 static atomic_uint alive, peak;
 static unsigned thread_bound;  /* 0: not armed */
-static unsigned long long pixel_bound;
+static unsigned long long pixel_bound, decode_budget;
+static atomic_ullong decoded;  /* coded pixels of every SPS given to libde265 so far */
 static struct heif_coded_sizes approved;
 static atomic_int armed;
 
-void heif_guards_arm (unsigned max_threads, unsigned long long max_pixels, const struct heif_coded_sizes *sizes) {
-  thread_bound = max_threads, pixel_bound = max_pixels, approved = *sizes;
+void heif_guards_arm (unsigned max_threads, unsigned long long max_pixels, unsigned long long budget, const struct heif_coded_sizes *sizes) {
+  thread_bound = max_threads, pixel_bound = max_pixels, decode_budget = budget, approved = *sizes;
   atomic_store(&armed, 1);
 }
 
@@ -95,6 +96,11 @@ de265_error de265_push_NAL (de265_decoder_context *context, const void *data, in
     int known = 0;
     for (int i = 0; i < approved.count; i++) known |= approved.w[i] == size.coded_w && approved.h[i] == size.coded_h;
     if (!known) refuse(EXIT_INPUT, "an SPS in the image data codes %ux%u, which no hvcC declares", size.coded_w, size.coded_h);
+    /* One SPS per picture decoded (its hvcC's): an overlay (iovl) decodes each of its inputs whole, wherever
+     * it lies on the canvas, so many references to one large item multiply the work. */
+    if (atomic_fetch_add(&decoded, (unsigned long long)size.coded_w * size.coded_h) + (unsigned long long)size.coded_w * size.coded_h > decode_budget) {
+      refuse(EXIT_TOO_LARGE, "too large: over %llu pixels to decode in all", decode_budget);
+    }
   }
   return real_push_nal(context, data, length, pts, user_data);
 }

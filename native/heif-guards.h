@@ -10,7 +10,8 @@
 //                   write, which thumbd's (read-only, not root) has not.
 //   de265_push_NAL  every SPS libde265 is given, from an hvcC or from the item's own data (which libheif passes on
 //                   as it is), must code one of the sizes heif_check_coded_sizes() found in the hvcCs: an SPS in the
-//                   data that codes another is refused before the picture it sizes is decoded.
+//                   data that codes another is refused before the picture it sizes is decoded; and the pixels they
+//                   code, summed over every picture decoded (each tile, each overlay input), stay within a budget.
 //   dav1d_open      an AV1 item (libheif 1.15 decodes those too, with dav1d, in a file whose major brand is not
 //                   avif) is decoded on the calling thread (dav1d would otherwise start one per core of the host),
 //                   and a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768).
@@ -20,8 +21,8 @@
 
 #include "heif-boxes.h"
 
-/* Arms both guards (until then they only pass calls on). `sizes` is copied. */
-void heif_guards_arm (unsigned max_threads, unsigned long long max_pixels, const struct heif_coded_sizes *sizes);
+/* Arms the guards (until then they only pass calls on). `sizes` is copied. */
+void heif_guards_arm (unsigned max_threads, unsigned long long max_pixels, unsigned long long budget, const struct heif_coded_sizes *sizes);
 
 /* The threads started and still alive, and the most alive at once so far. */
 unsigned heif_guards_threads (unsigned *peak);

@@ -71,16 +71,19 @@ export function withIspe (heic: Buffer, w: number, h: number): Buffer {
  * A grid item: its declared size (ispe: what heif-decode's size checks see), its canvas (ImageGrid's output
  * size: what libheif allocates), rows x columns, and the item ids its 'dimg' names (TILE: the tile item).
  */
-export interface Grid { ispe: [number, number], canvas: [number, number], rows: number, columns: number, dimg: number[] }
+export interface Grid { ispe: [number, number], canvas: [number, number], rows: number, columns: number, dimg: number[], overlay?: boolean }
 export const TILE = 100
 
-/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' tile item, TILE. Without grids, the tile is the primary. */
+/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' tile item, TILE. Without grids, the tile is the primary. A grid with `overlay` is an iovl item. */
 export function gridHeif (tile: Tile, grids: Grid[]): Buffer {
   const gridIds = grids.map((_, i) => i + 1)
-  // ImageGrid, in idat: version 0, flags 1 (32-bit sizes), rows - 1, columns - 1, output width and height.
-  const gridData = grids.map(g => Buffer.concat([u8(0), u8(1), u8(g.rows - 1), u8(g.columns - 1), u32(g.canvas[0]), u32(g.canvas[1])]))
+  // ImageGrid, in idat: version 0, flags 1 (32-bit sizes), rows - 1, columns - 1, output width and height. Or
+  // ImageOverlay (iovl): version 0, flags 1, a fill colour (4 x 16 bits), output width and height, each input at 0,0.
+  const gridData = grids.map(g => g.overlay === true
+    ? Buffer.concat([u8(0), u8(1), Buffer.alloc(8), u32(g.canvas[0]), u32(g.canvas[1]), Buffer.alloc(8 * g.dimg.length)])
+    : Buffer.concat([u8(0), u8(1), u8(g.rows - 1), u8(g.columns - 1), u32(g.canvas[0]), u32(g.canvas[1])]))
   const infe = (id: number, type: string) => fullBox('infe', 2, 0, u16(id), u16(0), Buffer.from(type, 'latin1'), u8(0))
-  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...gridIds.map(id => infe(id, 'grid')), infe(TILE, 'hvc1'))
+  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...grids.map((g, i) => infe(gridIds[i]!, g.overlay === true ? 'iovl' : 'grid')), infe(TILE, 'hvc1'))
   const iref = fullBox('iref', 0, 0, ...grids.map((g, i) => box('dimg', u16(gridIds[i]!), u16(g.dimg.length), ...g.dimg.map(u16))))
   const ispe = (w: number, h: number) => fullBox('ispe', 0, 0, u32(w), u32(h))
   // Properties: 1 the tile's hvcC, 2 the tile's ispe, 3.. each grid's ispe.

@@ -11,7 +11,7 @@ import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
 import { decodeCountingThreads, makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
-import { box, decoy, gridHeif, tileOf, tiled, u32, type Grid, type Tile } from '../heif-boxes.ts'
+import { TILE, box, decoy, gridHeif, tileOf, tiled, u32, type Grid, type Tile } from '../heif-boxes.ts'
 
 const dir = tempFolder('thumbd-heif-grid-', { after })
 
@@ -90,11 +90,15 @@ test('a grid canvas larger than its declared size, or than the pixel limit: 413 
   // A 64x64 image (ispe) whose canvas is 4000x4000 (16 MP): libheif 1.15 allocates the canvas ImageGrid
   // names, whatever ispe said; heif-decode limits its sides to the declared ones.
   await refused(app, '64x64 with a 4000x4000 canvas', gridHeif(t64, [tiled(t64, 1, 1, [4000, 4000], [64, 64])]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
-  // Within that side limit (1200x16 declared, well under the pixel limit; a 1200x1000 canvas): 1.2 MP decoded,
-  // over the 1 MP limit, refused once decoded, before any PNG is written.
+  // Within that side limit (1200x16 declared, well under the pixel limit; a 1200x1000 canvas of 20 tiles): their
+  // 1.3 MP pass 4 x the declared image and a tile, so the decode stops at the sixth tile (413; before: 422 once
+  // all 20 were decoded).
   const t256 = await tile(256)
-  const wide = gridHeif(t256, [tiled(t256, 4, 5, [1200, 1000], [1200, 16])])
-  const res = await refused(app, '1200x16 with a 1200x1000 canvas', wide, 422, 'THUMBD_MEDIA_UNREADABLE')
+  await refused(app, '1200x16 with a 1200x1000 canvas', gridHeif(t256, [tiled(t256, 4, 5, [1200, 1000], [1200, 16])]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  // 1200x250 declared (0.3 MP): the same tiles fit that budget; the 1.2 MP canvas is over the 1 MP limit and
+  // refused once decoded, before any PNG is written.
+  const wide = gridHeif(t256, [tiled(t256, 4, 5, [1200, 1000], [1200, 250])])
+  const res = await refused(app, '1200x250 with a 1200x1000 canvas', wide, 422, 'THUMBD_MEDIA_UNREADABLE')
   assert.match(res.json().message, /the HEIF decoder rejected this image$/, 'refused by heif-decode, not cut short as too much output')
 })
 
@@ -143,4 +147,18 @@ test('the threads one decode starts are bounded (2 x --threads + 2 besides its m
   assert.equal(held.code, 2, held.stderr)
   assert.match(held.stderr, /^too many decoding threads \(over 3\)$/m)
   assert.ok(held.peak <= 1 + 3, `at most 4 threads: ${held.peak}`)
+})
+
+test('an overlay naming one large item many times: 413 once the pixels decoded pass 4 x the image and that item, not after all of them', async (t) => {
+  const app = await build(t)
+  const t256 = await tile(256)
+  // An iovl (libheif 1.15 decodes each input whole, wherever it lies) of 120 references to one 256x256 item on a
+  // 1024x1024 canvas: within the 64 + 1 per 128x128 references, 7.9 MP of decoding for a 1 MP image (before: a
+  // 200 after all 120; on a 4096x4096 canvas, 1088 references to a 16 MP item: minutes of CPU). Allowed here:
+  // 4 x (1 MP + 64 KP), 65 decodes.
+  const overlay: Grid = { ispe: [1024, 1024], canvas: [1024, 1024], rows: 1, columns: 1, dimg: Array(120).fill(TILE), overlay: true }
+  await refused(app, '120 overlay inputs', gridHeif(t256, [overlay]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  // A few, as an overlay is meant: decoded.
+  const res = await postMedia(app, 'thumbnail', gridHeif(t256, [{ ...overlay, dimg: Array(4).fill(TILE) }]), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
 })
