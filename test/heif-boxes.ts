@@ -213,7 +213,8 @@ export function withInBandSps (t: Tile, sps: Buffer): Tile {
 /**
  * load/fuzz.ts's HEIF seeds from one small tile: a valid 2x2 grid, and what heif-decode refuses before decoding
  * (2000 tile references and a grid naming itself, each behind a size-0 decoy meta; an hvcC whose SPS codes
- * 8192x8192 for a tile-sized item; a tile whose data carries an SPS for 4096x4096).
+ * 8192x8192 for a tile-sized item; a tile whose data carries an SPS for 4096x4096; an overlay of a 128x128
+ * canvas naming the tile 65 times).
  */
 export function heifSeeds (t: Tile): Record<string, Buffer> {
   const self = tiled(t, 2, 2)
@@ -223,6 +224,7 @@ export function heifSeeds (t: Tile): Record<string, Buffer> {
     heifDecoyRefs: Buffer.concat([gridHeif(t, [tiled(t, 40, 50)]), decoy()]),
     heifDecoySelf: Buffer.concat([gridHeif(t, [self]), decoy()]),
     heifSpsLie: gridHeif(withCodedSize(t, 8192, 8192), []),
-    heifInBandSps: gridHeif(withInBandSps(t, spsWithSize(spsOf(t.hvcC), 4096, 4096)), [tiled(t, 2, 2)])
+    heifInBandSps: gridHeif(withInBandSps(t, spsWithSize(spsOf(t.hvcC), 4096, 4096)), [tiled(t, 2, 2)]),
+    heifOverlay: gridHeif(t, [{ ispe: [128, 128], canvas: [128, 128], rows: 1, columns: 1, dimg: Array(65).fill(TILE), overlay: true }])
   }
 }
