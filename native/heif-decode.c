@@ -10,9 +10,9 @@
 //      heif-boxes.c ("more than one meta box", a size-0 box), "nested derived images", an item whose HEVC SPS
 //      codes another size than its ispe declares, "too many decoding threads", or libheif's message
 //   3  refused before any pixel is decoded: "too large: WxH" (over --max-pixels), "too large: over N tile
-//      references", "too large: item I codes WxH" (its SPS), "too large: over N pixels to decode in all" (every
-//      picture decoded, heif-guards.h), "too large: <libheif's message>" (its security limits, such as a side
-//      over 16384)
+//      references", "too large: item I codes WxH" (its SPS), "too large: <libheif's message>" (its security
+//      limits, such as a side over 16384); or while decoding, before the picture that would pass the budget:
+//      "too large: over N pixels to decode in all" (every picture decoded, heif-guards.h)
 //   1  anything else (INPUT unreadable, out of memory, stdout gone: the PNG is then cut short); 64 bad usage
 //
 // The PNG: 8-bit RGB, or RGBA with alpha (straight); display-oriented (libheif applies irot/imir/clap), so no
