@@ -9,7 +9,8 @@ export type Demuxer = 'mov' | 'matroska' | 'avi'
 
 export type Media =
   | { kind: 'image', format: ImageFormat, mime: string }
-  | { kind: 'video', format: VideoFormat, mime: string, demuxer: Demuxer }
+  /** `decoder`: one forced for the video stream, where ffmpeg's own would lose something (WebM's VP9 alpha). */
+  | { kind: 'video', format: VideoFormat, mime: string, demuxer: Demuxer, decoder?: 'libvpx-vp9' }
 
 /** How many leading bytes sniff() wants to see (fewer is fine for short sources). */
 export const SNIFF_BYTES = 4096
@@ -50,10 +51,15 @@ function isoMedia (head: Uint8Array): Media | undefined {
   return undefined
 }
 
-// Matroska and WebM share the EBML header; its DocType element says which.
+/** Matroska's AlphaMode element (ID 0x53C0), one byte long, set to 1: the VP9 track carries an alpha plane. */
+const ALPHA_MODE = Buffer.from([0x53, 0xc0, 0x81, 0x01])
+
+// Matroska and WebM share the EBML header; its DocType element says which. A VP9 track with alpha (its
+// Tracks element sits in the first bytes, as ffmpeg, libwebm and browsers write it) is read by libvpx-vp9.
 function matroska (head: Uint8Array): Media {
   const text = String.fromCharCode(...head.subarray(0, 64))
-  return text.includes('webm')
-    ? { kind: 'video', format: 'webm', mime: 'video/webm', demuxer: 'matroska' }
-    : { kind: 'video', format: 'mkv', mime: 'video/x-matroska', demuxer: 'matroska' }
+  const bytes = Buffer.from(head.buffer, head.byteOffset, head.byteLength)
+  const alpha = bytes.includes('V_VP9', 0, 'latin1') && bytes.includes(ALPHA_MODE)
+  const [format, mime] = text.includes('webm') ? ['webm', 'video/webm'] as const : ['mkv', 'video/x-matroska'] as const
+  return { kind: 'video', format, mime, demuxer: 'matroska', ...(alpha ? { decoder: 'libvpx-vp9' as const } : {}) }
 }

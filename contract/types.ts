@@ -186,6 +186,14 @@ export interface MediaInfo {
   /** Frames (animated images). */
   pages?: number
   hasAlpha?: boolean
+  /** Videos: the stored pixels' aspect ratio ("64:45"); width and height are the display size. */
+  sampleAspectRatio?: string
+  /** Videos: bits per component; colour tags as ffmpeg names them, when tagged; PQ or HLG. */
+  bitDepth?: number
+  colorTransfer?: string
+  colorPrimaries?: string
+  colorSpace?: string
+  hdr?: boolean
 }
 
 export interface JobResults {

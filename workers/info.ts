@@ -6,6 +6,7 @@ import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
 import { classify, storedImage } from './image.ts'
 import { probeWithLimits } from './video.ts'
 import { videoInput, type VideoInput } from './video-input.ts'
+import { bitDepth, isHdr, sarValue } from './stream-colour.ts'
 
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
   const { ref, media } = task.source
@@ -40,17 +41,30 @@ async function videoInfo (input: VideoInput, format: string, media: Parameters<t
   const rotation = ((Math.round(-turn / 90) * 90) % 360 + 360) % 360
   const sideways = rotation === 90 || rotation === 270
   const frameRate = rate(video.avg_frame_rate) ?? rate(video.r_frame_rate)
+  const facts = info.stream ?? { width: info.width, height: info.height }
+  // The display size: the sample aspect ratio widens (or heightens) the stored frame, as players show it.
+  const sar = sarValue(facts.sar)
+  const [w, h] = sar >= 1 ? [Math.round(info.width * sar), info.height] : [info.width, Math.round(info.height / sar)]
+  const depth = bitDepth(facts.pixFmt)
+  const tag = (value: string | undefined) => value === undefined || value === 'unknown' || value === 'unspecified' ? undefined : value
+  const [transfer, primaries, space] = [tag(facts.transfer), tag(facts.primaries), tag(facts.matrix)]
   return {
     kind: 'video',
     format,
     ...(probe.format?.format_name === undefined ? {} : { container: probe.format.format_name }),
     codec: video.codec_name ?? 'unknown',
-    width: sideways ? info.height : info.width,
-    height: sideways ? info.width : info.height,
+    width: sideways ? h : w,
+    height: sideways ? w : h,
     ...(info.duration === undefined ? {} : { duration: info.duration }),
     ...(frameRate === undefined ? {} : { frameRate }),
     audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
-    rotation
+    rotation,
+    ...(facts.sar === undefined || facts.sar[0] === 0 ? {} : { sampleAspectRatio: facts.sar.join(':') }),
+    ...(depth === undefined ? {} : { bitDepth: depth }),
+    ...(transfer === undefined ? {} : { colorTransfer: transfer }),
+    ...(primaries === undefined ? {} : { colorPrimaries: primaries }),
+    ...(space === undefined ? {} : { colorSpace: space }),
+    hdr: isHdr(facts)
   }
 }
 

@@ -42,7 +42,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
       // From the first frame as displayed (ffmpeg applies the rotation); even, for the encoders.
       tileHeight ||= Math.max(2, Math.round((tileWidth * frame.height) / frame.width / 2) * 2)
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
-        .resize(tileWidth, tileHeight, { fit: 'cover' }).raw().toBuffer()
+        .resize(tileWidth, tileHeight, { fit: 'cover' }).flatten().raw().toBuffer()
       const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]
       pieces[i] = { input: tile, raw: { width: tileWidth, height: tileHeight, channels: 3 }, left: x, top: y }
       tiles[i] = { start: round(start), end: round(Math.min(duration, start + interval)), x, y }
