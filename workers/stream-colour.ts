@@ -53,7 +53,9 @@ function matrixOf (matrix: string | undefined, dynamic: Dynamic, size: { width: 
 /** Bits per component of an ffmpeg pixel format name (yuv420p10le: 10; rgba64be: 16; yuv420p: 8). */
 export function bitDepth (pixFmt: string | undefined): number | undefined {
   if (pixFmt === undefined) return undefined
-  const deep = /p(\d{1,2})(?:le|be)?$/.exec(pixFmt) ?? /(?:rgba?|bgra?|gray)(\d{2})(?:le|be)?$/.exec(pixFmt)
+  // Packed RGB names count the bits of a whole pixel (rgb48, rgba64): 16 a component.
+  if (/^(?:rgb|bgr)48|^(?:rgba|bgra)64/.test(pixFmt)) return 16
+  const deep = /(?:p|gray|ya)(\d{1,2})(?:le|be)?$/.exec(pixFmt)
   if (deep !== null) return Number(deep[1])
   return /f32|f16/.test(pixFmt) ? undefined : 8
 }
