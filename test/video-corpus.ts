@@ -20,6 +20,8 @@ const hdr = (curve: string) => ['-vf', `${TO_HDR},zscale=t=${curve}:m=2020_ncl:r
 /** Opaque on the left half, transparent on the right. */
 const halfAlpha = (fmt: string) => ['-vf', `format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='if(lt(X,W/2),255,0)',format=${fmt}`]
 const IN = '{in}'
+const COVER_JPEG = '{cover}'
+const COVER_PNG = '{cover-png}'
 
 const RECIPES = {
   sdr: ['sdr.mp4', [[...picture(), ...x264, '-pix_fmt', 'yuv420p']]],
@@ -39,7 +41,22 @@ const RECIPES = {
   pq: ['pq.mkv', [[...picture(), ...hdr('smpte2084'), ...x265]]],
   // A PAL DVD frame: 720x576 of 64:45 pixels, 16:9 on screen.
   anamorphic: ['anamorphic.mp4', [[...picture('720x576'), '-vf', 'setsar=64/45', ...x264, '-pix_fmt', 'yuv420p']]],
-  'lying-sar': ['lying-sar.mkv', [[...picture(), '-vf', 'setsar=1000/1', ...x264, '-pix_fmt', 'yuv420p']]]
+  'lying-sar': ['lying-sar.mkv', [[...picture(), '-vf', 'setsar=1000/1', ...x264, '-pix_fmt', 'yuv420p']]],
+  // Containers of camcorders, broadcast, discs and archives.
+  ts: ['clip.ts', [[...picture(), ...x264, '-pix_fmt', 'yuv420p', '-f', 'mpegts']]],
+  m2ts: ['clip.m2ts', [[...picture(), ...x264, '-pix_fmt', 'yuv420p', '-f', 'mpegts', '-mpegts_m2ts_mode', '1']]],
+  // A PAL DVD: MPEG-2 of 64:45 pixels in a VOB (MPEG-PS), with MPEG audio.
+  vob: ['dvd.vob', [[...picture('720x576'), '-f', 'lavfi', '-i', 'sine=d=2', '-vf', 'setsar=64/45', '-c:v', 'mpeg2video', '-c:a', 'mp2', '-f', 'vob']]],
+  ogv: ['theora.ogv', [[...picture(), '-c:v', 'libtheora', '-f', 'ogg']]],
+  wmv: ['wmv2.wmv', [[...picture(), '-c:v', 'wmv2', '-f', 'asf']]],
+  flv: ['flv1.flv', [[...picture(), '-c:v', 'flv', '-f', 'flv']]],
+  // Audio with cover art: ID3 APIC (JPEG), MP4 covr (PNG), FLAC PICTURE (PNG); and none.
+  cover: ['cover.jpg', [['-f', 'lavfi', '-i', 'testsrc2=size=300x300', '-frames:v', '1']]],
+  'cover-png': ['cover.png', [['-f', 'lavfi', '-i', 'testsrc2=size=300x300', '-frames:v', '1']]],
+  mp3: ['cover.mp3', [['-f', 'lavfi', '-i', 'sine=d=1', '-i', COVER_JPEG, '-map', '0', '-map', '1', '-c:a', 'libmp3lame', '-c:v', 'copy', '-id3v2_version', '3', '-disposition:v', 'attached_pic']]],
+  m4a: ['cover.m4a', [['-f', 'lavfi', '-i', 'sine=d=1', '-i', COVER_PNG, '-map', '0', '-map', '1', '-c:a', 'aac', '-c:v', 'copy', '-disposition:v', 'attached_pic', '-f', 'ipod']]],
+  flac: ['cover.flac', [['-f', 'lavfi', '-i', 'sine=d=1', '-i', COVER_PNG, '-map', '0', '-map', '1', '-c:a', 'flac', '-c:v', 'copy', '-disposition:v', 'attached_pic']]],
+  'mp3-bare': ['bare.mp3', [['-f', 'lavfi', '-i', 'sine=d=1', '-c:a', 'libmp3lame', '-id3v2_version', '0']]]
 } as const satisfies Record<string, readonly [string, ReadonlyArray<readonly string[]>]>
 
 export type CorpusName = keyof typeof RECIPES
@@ -68,7 +85,8 @@ async function make (name: CorpusName): Promise<string> {
   let previous = ''
   for (const [i, args] of steps.entries()) {
     const out = join(CACHE, `${process.pid}-${i}-${file}`)
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args.map(a => a === IN ? previous : a), out], { timeout: 60_000 })
+    const resolved = await Promise.all(args.map(async a => a === IN ? previous : a === COVER_JPEG ? corpusPath('cover') : a === COVER_PNG ? corpusPath('cover-png') : a))
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...resolved, out], { timeout: 60_000 })
     previous = out
   }
   await rename(previous, path)
@@ -89,4 +107,26 @@ export async function saturationAndLightness (image: Buffer): Promise<{ saturati
   }
   const n = data.length / 3
   return { saturation: saturation / n, lightness: lightness / n }
+}
+
+/** An MP3 (ID3v2.3) whose APIC frame carries `picture`, whatever it is, declared as `mime`: a tag built by hand. */
+export function mp3WithPicture (audio: Buffer, picture: Buffer, mime = 'image/jpeg'): Buffer {
+  const body = Buffer.concat([Buffer.from([0]), Buffer.from(`${mime}\0`, 'latin1'), Buffer.from([3, 0]), picture])
+  const frame = Buffer.concat([Buffer.from('APIC', 'latin1'), u32(body.length), Buffer.from([0, 0]), body])
+  const size = frame.length
+  const syncsafe = Buffer.from([(size >> 21) & 0x7f, (size >> 14) & 0x7f, (size >> 7) & 0x7f, size & 0x7f])
+  return Buffer.concat([Buffer.from('ID3\x03\x00\x00', 'latin1'), syncsafe, frame, audio])
+}
+
+/** An Ogg Opus file whose comment header carries a FLAC PICTURE block (METADATA_BLOCK_PICTURE), as taggers write it. */
+export async function opusWithPicture (out: string, picture: Buffer): Promise<void> {
+  const mime = Buffer.from('image/jpeg')
+  const block = Buffer.concat([u32(3), u32(mime.length), mime, u32(0), u32(300), u32(300), u32(24), u32(0), u32(picture.length), picture])
+  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'sine=d=1', '-c:a', 'libopus', '-metadata', `METADATA_BLOCK_PICTURE=${block.toString('base64')}`, '-f', 'ogg', out], { timeout: 60_000 })
+}
+
+function u32 (n: number): Buffer {
+  const b = Buffer.alloc(4)
+  b.writeUInt32BE(n)
+  return b
 }

@@ -58,6 +58,24 @@ export interface FrameRequest {
   colour: ColourPath
 }
 
+/**
+ * An audio file's embedded picture (ID3 APIC, MP4 covr, FLAC or Ogg PICTURE: an attached-picture video
+ * stream to ffmpeg), copied out as the bytes it was stored as; nothing is decoded. The report on stderr says
+ * whether there was one.
+ */
+export function pictureArgs (input: VideoInput, demuxer: Demuxer, maxStreams: number, maxPixels: number): string[] {
+  return [
+    '-hide_banner', '-nostats', '-loglevel', 'info', '-nostdin',
+    // The probe decodes the picture to learn its size: the decoder refuses one past the pixel limit.
+    '-max_pixels', String(maxPixels),
+    '-max_streams', String(maxStreams),
+    ...guardedInput(input, demuxer),
+    '-map', '0:v:0?', '-an', '-sn', '-dn',
+    '-c', 'copy', '-frames:v', '1',
+    '-f', 'image2pipe', 'pipe:1'
+  ]
+}
+
 /** One decoded frame as PAM (8-bit RGB or RGBA, header with its size) on stdout. */
 export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, colour }: FrameRequest): string[] {
   return [

@@ -11,6 +11,7 @@ import { bitDepth, isHdr, sarValue } from './stream-colour.ts'
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
   const { ref, media } = task.source
   if (media.kind === 'video') return videoInfo(videoInput(ref), media.format, media, ctx)
+  if (media.kind === 'audio') return audioInfo(videoInput(ref), media, ctx)
   try {
     const meta = await sharp(storedImage(ref), { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
     const [w, h] = [meta.width ?? 0, meta.height ?? 0]
@@ -65,6 +66,23 @@ async function videoInfo (input: VideoInput, format: string, media: Parameters<t
     ...(primaries === undefined ? {} : { colorPrimaries: primaries }),
     ...(space === undefined ? {} : { colorSpace: space }),
     hdr: isHdr(facts)
+  }
+}
+
+/** An audio file: its codec and duration, and whether it carries a picture (the size given is the picture's). */
+async function audioInfo (input: VideoInput, media: Parameters<typeof probeWithLimits>[1], ctx: JobContext): Promise<MediaInfo> {
+  const { probe, info } = await probeWithLimits(input, media, ctx, true)
+  const audio = probe.streams?.find(s => s.codec_type === 'audio')
+  return {
+    kind: 'audio',
+    format: media.format,
+    ...(probe.format?.format_name === undefined ? {} : { container: probe.format.format_name }),
+    codec: audio?.codec_name ?? 'unknown',
+    width: info.width,
+    height: info.height,
+    ...(info.duration === undefined ? {} : { duration: info.duration }),
+    audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
+    hasPicture: info.stream !== undefined
   }
 }
 

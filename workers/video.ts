@@ -8,10 +8,12 @@ import { parsePam, type RawFrame } from './pam.ts'
 import { colourPath, parseStreamLine, probeFacts, sarValue, type ColourPath, type ProbeColour, type StreamFacts } from './stream-colour.ts'
 import { runTool, type ToolRun } from './tools/index.ts'
 import { toolAccess, type VideoInput } from './video-input.ts'
-import type { Media } from '../contract/sniff.ts'
+import type { Demuxer, Media } from '../contract/sniff.ts'
 import type { FramePosition, JobContext, VideoOptions } from '../contract/types.ts'
 
 type VideoMedia = Extract<Media, { kind: 'video' }>
+/** What ffprobe reads: a video, or an audio file (its cover art a video stream to ffmpeg). */
+type ProbedMedia = Exclude<Media, { kind: 'image' }>
 
 export const MAX_STREAMS = 32
 const PROBE_OUTPUT_BYTES = 64 * 1024
@@ -30,7 +32,9 @@ export function bestOfFrames (coverBox: { width?: number, height?: number } | un
   return Math.max(MIN_BEST_OF_FRAMES, Math.min(BEST_OF_FRAMES, Math.floor(BEST_OF_BYTES / (shortSide * BEST_OF_SIDE * 3))))
 }
 /** The lines of ffmpeg's input report (parseInputReport), wherever they come in its stderr. */
-const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds/
+export const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds|Number of streams exceeds max_streams/
+/** Demuxers that seek by bisecting timestamps, with no index of keyframes: a seek can land past the last one. */
+const UNINDEXED = new Set<Demuxer>(['mpegts', 'mpeg'])
 /** Default frame position: one second in, where fades from black are usually over. */
 const DEFAULT_AT: FramePosition = { seconds: 1 }
 
@@ -107,8 +111,12 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
   }
   if (succeeded(first).stdout.length > 0) return parsePam(first.stdout)
   // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
-  const retry = await grab(info.duration === undefined ? 0 : seekPoint(at, info.duration), false, colour)
-  return parsePam(succeeded(retry).stdout)
+  const last = info.duration === undefined ? 0 : seekPoint(at, info.duration)
+  const retry = await grab(last, false, colour)
+  if (succeeded(retry).stdout.length > 0 || last === 0) return parsePam(retry.stdout)
+  // Still nothing: the last frame starts more than 0.1 s before the end (a slow frame rate), or a container
+  // without an index was seeked by bisection past its only keyframe (then the first frame is the one).
+  return parsePam(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour)).stdout)
 }
 
 function succeeded (run: ToolRun): ToolRun {
@@ -131,12 +139,13 @@ export function parseInputReport (stderr: string): VideoInfo {
     duration: d === null ? undefined : Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]),
     width: Number(video?.[1] ?? 0),
     height: Number(video?.[2] ?? 0),
-    streams: input.match(/^ {2}Stream #0:/gm)?.length ?? 0,
+    // Demuxers that add streams as they find them (MPEG-TS) drop those past -max_streams and go on: still refused.
+    streams: /Number of streams exceeds max_streams/.test(input) ? Infinity : input.match(/^ {2}Stream #0:/gm)?.length ?? 0,
     ...(stream === undefined ? {} : { stream })
   }
 }
 
-function checkLimits ({ duration, width, height, streams, stream }: VideoInfo, ctx: JobContext): void {
+export function checkLimits ({ duration, width, height, streams, stream }: VideoInfo, ctx: JobContext): void {
   if (streams > MAX_STREAMS) throw new JobError('MEDIA_UNREADABLE', `more than ${MAX_STREAMS} streams`)
   const sar = sarValue(stream?.sar)
   if (sar > MAX_SAR || sar < 1 / MAX_SAR) throw new JobError('MEDIA_UNREADABLE', `a sample aspect ratio of ${stream!.sar!.join(':')} is not plausible`)
@@ -170,7 +179,7 @@ export async function probeVideo (input: VideoInput, media: VideoMedia, ctx: Job
 }
 
 /** One ffprobe run, in the sandbox, and the limits checked on what it found; `details` for /api/info. */
-export async function probeWithLimits (input: VideoInput, media: VideoMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
+export async function probeWithLimits (input: VideoInput, media: ProbedMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
   const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(input, media.demuxer, details), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input) })
   let probe: ProbeJson
   try {
@@ -188,7 +197,7 @@ export async function probeWithLimits (input: VideoInput, media: VideoMedia, ctx
     ...(video === undefined ? {} : { stream: probeFacts(video) })
   }
   checkLimits(info, ctx)
-  if (video === undefined) throw new JobError('MEDIA_UNREADABLE', 'no decodable video stream')
+  if (video === undefined && media.kind === 'video') throw new JobError('MEDIA_UNREADABLE', 'no decodable video stream')
   return { probe, info }
 }
 

@@ -55,7 +55,7 @@ declare module 'fastify' {
 }
 
 /** Content types taken as raw media bodies; what they really are is sniffed, never trusted. */
-export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|application\/octet-stream)$/i
+export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|audio\/[\w.+-]+|application\/octet-stream)$/i
 
 /** Multipart: one file, a few small option fields. */
 const MAX_FIELDS = 20

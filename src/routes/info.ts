@@ -6,7 +6,7 @@ import { jobRoute } from './schemas.ts'
 const Options = Type.Object({}, { additionalProperties: false })
 
 const InfoReply = Type.Object({
-  kind: Type.Enum(['image', 'video']),
+  kind: Type.Enum(['image', 'video', 'audio']),
   format: Type.String({ description: 'sniffed from the bytes: jpeg, png, webp, gif, avif, heic, mp4, mov, webm, mkv, avi' }),
   mime: Type.String(),
   size: Type.Integer({ description: 'bytes' }),
@@ -26,7 +26,8 @@ const InfoReply = Type.Object({
   colorTransfer: Type.Optional(Type.String({ description: 'videos: the transfer tag as ffmpeg names it (bt709, smpte2084 for PQ, arib-std-b67 for HLG), when tagged' })),
   colorPrimaries: Type.Optional(Type.String({ description: 'videos: the primaries tag (bt709, bt2020 ...), when tagged' })),
   colorSpace: Type.Optional(Type.String({ description: 'videos: the YUV matrix tag (bt709, bt470bg, bt2020nc ...), when tagged' })),
-  hdr: Type.Optional(Type.Boolean({ description: 'videos: PQ or HLG, tone-mapped to SDR in every picture thumbd makes' }))
+  hdr: Type.Optional(Type.Boolean({ description: 'videos: PQ or HLG, tone-mapped to SDR in every picture thumbd makes' })),
+  hasPicture: Type.Optional(Type.Boolean({ description: 'audio: whether the file carries cover art (width and height are its size, 0 without)' }))
 })
 
 const DOC = {
@@ -38,7 +39,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/info', jobRoute('info', { ...DOC, options: Options, ok: InfoReply }), async (request, reply) => {
     const { source } = await app.sources.take(request, reply, Options, { remoteVideos: true })
     const job = jobSource(source)
-    if (job.media.kind === 'video') app.mediaTools.assertVideo()
+    if (job.media.kind !== 'image') app.mediaTools.assertVideo()
     const { value } = await app.jobs.run({ kind: 'info', source: job }, request.jobOptions)
     return reply.send({ ...value, mime: job.media.mime, size: source.size })
   })
