@@ -109,17 +109,19 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
     colour = colourPath(info.stream ?? { width: info.width, height: info.height })
     first = await grab(seekPoint(at, info.duration), false, colour)
   }
-  if (succeeded(first).stdout.length > 0) return parsePam(first.stdout)
+  if (succeeded(first, ctx).stdout.length > 0) return parsePam(first.stdout)
   // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
   const last = info.duration === undefined ? 0 : seekPoint(at, info.duration)
   const retry = await grab(last, false, colour)
-  if (succeeded(retry).stdout.length > 0 || last === 0) return parsePam(retry.stdout)
+  if (succeeded(retry, ctx).stdout.length > 0 || last === 0) return parsePam(retry.stdout)
   // Still nothing: the last frame starts more than 0.1 s before the end (a slow frame rate), or a container
   // without an index was seeked by bisection past its only keyframe (then the first frame is the one).
-  return parsePam(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour)).stdout)
+  return parsePam(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour), ctx).stdout)
 }
 
-function succeeded (run: ToolRun): ToolRun {
+function succeeded (run: ToolRun, ctx: JobContext): ToolRun {
+  // A frame the decoder refused for its size (libavutil's line is kept wherever it came) is over the limit.
+  if (run.code !== 0) checkLimits(parseInputReport(run.kept), ctx)
   if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
   return run
 }
@@ -132,8 +134,9 @@ function succeeded (run: ToolRun): ToolRun {
 export function parseInputReport (stderr: string): VideoInfo {
   const input = stderr.split(/\nStream mapping:|\nOutput #0/)[0] ?? ''
   const d = /^ {2}Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(input)
-  // When -max_pixels refuses the stream, its line says "unspecified size"; libavutil's refusal names the size.
-  const video = /^ {2}Stream #0:\d+\S*: Video: .*?, (\d+)x(\d+)/m.exec(input) ?? /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(input)
+  // When -max_pixels refuses a frame, libavutil names the size it refused, wherever in the run: the stream's
+  // line may say "unspecified size", or the size before the decoder's padding (1000x1000 allocated as 1024x1000).
+  const video = /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(stderr) ?? /^ {2}Stream #0:\d+\S*: Video: .*?, (\d+)x(\d+)/m.exec(input)
   const stream = input.split('\n').map(parseStreamLine).find(facts => facts !== undefined)
   return {
     duration: d === null ? undefined : Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]),
