@@ -6,7 +6,8 @@ import { sniff, type Media } from '../contract/sniff.ts'
 import type { JobContext, JobSource } from '../contract/types.ts'
 import { pictureArgs } from './ffmpeg-args.ts'
 import { runTool } from './tools/index.ts'
-import { MAX_STREAMS, REPORT_LINES, checkLimits, parseInputReport } from './video.ts'
+import { parseInputReport, REPORT_LINES } from './input-report.ts'
+import { MAX_STREAMS, checkLimits } from './video.ts'
 import { toolAccess, videoInput } from './video-input.ts'
 
 type AudioMedia = Extract<Media, { kind: 'audio' }>

@@ -5,6 +5,7 @@ import { frameArgs, probeArgs } from './ffmpeg-args.ts'
 import { BEST_OF_SIDE, MAX_SAR, frameFilters } from './frame-filters.ts'
 import { JobError } from '../contract/job-error.ts'
 import { parsePam, type RawFrame } from './pam.ts'
+import { parseInputReport, REPORT_LINES } from './input-report.ts'
 import { colourPath, parseStreamLine, probeFacts, sarValue, type ColourPath, type ProbeColour, type StreamFacts } from './stream-colour.ts'
 import { runTool, type ToolRun } from './tools/index.ts'
 import { toolAccess, type VideoInput } from './video-input.ts'
@@ -31,8 +32,6 @@ export function bestOfFrames (coverBox: { width?: number, height?: number } | un
   const shortSide = Math.min(BEST_OF_SIDE, coverBox?.width ?? BEST_OF_SIDE, coverBox?.height ?? BEST_OF_SIDE)
   return Math.max(MIN_BEST_OF_FRAMES, Math.min(BEST_OF_FRAMES, Math.floor(BEST_OF_BYTES / (shortSide * BEST_OF_SIDE * 3))))
 }
-/** The lines of ffmpeg's input report (parseInputReport), wherever they come in its stderr. */
-export const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds|Number of streams exceeds max_streams/
 /** Demuxers that seek by bisecting timestamps, with no index of keyframes: a seek can land past the last one. */
 const UNINDEXED = new Set<Demuxer>(['mpegts', 'mpeg'])
 /** Default frame position: one second in, where fades from black are usually over. */
@@ -124,28 +123,6 @@ function succeeded (run: ToolRun, ctx: JobContext): ToolRun {
   if (run.code !== 0) checkLimits(parseInputReport(run.kept), ctx)
   if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
   return run
-}
-
-/**
- * Reads ffmpeg's input report. Its lines have a fixed indent ("  Duration:", "  Stream #0:"); metadata is
- * indented deeper (ffmpeg indents every line of a multi-line value too), so a crafted title cannot pass for one. Only used to choose the error code: the limits
- * themselves are enforced inside ffmpeg (-max_pixels, -max_streams).
- */
-export function parseInputReport (stderr: string): VideoInfo {
-  const input = stderr.split(/\nStream mapping:|\nOutput #0/)[0] ?? ''
-  const d = /^ {2}Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(input)
-  // When -max_pixels refuses a frame, libavutil names the size it refused, wherever in the run: the stream's
-  // line may say "unspecified size", or the size before the decoder's padding (1000x1000 allocated as 1024x1000).
-  const video = /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(stderr) ?? /^ {2}Stream #0:\d+\S*: Video: .*?, (\d+)x(\d+)/m.exec(input)
-  const stream = input.split('\n').map(parseStreamLine).find(facts => facts !== undefined)
-  return {
-    duration: d === null ? undefined : Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]),
-    width: Number(video?.[1] ?? 0),
-    height: Number(video?.[2] ?? 0),
-    // Demuxers that add streams as they find them (MPEG-TS) drop those past -max_streams and go on: still refused.
-    streams: /Number of streams exceeds max_streams/.test(input) ? Infinity : input.match(/^ {2}Stream #0:/gm)?.length ?? 0,
-    ...(stream === undefined ? {} : { stream })
-  }
 }
 
 export function checkLimits ({ duration, width, height, streams, stream }: VideoInfo, ctx: JobContext): void {
