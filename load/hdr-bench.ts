@@ -3,18 +3,19 @@
 // and the peak memory of a 60-tile storyboard of the 4K clip, 10-bit HLG against 8-bit SDR. Sequential single
 // requests, thumbd and the CLI alternating; medians. Clips are made once under load/.media/.
 import { execFile } from 'node:child_process'
-import { mkdir, readFile, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import { MEDIA_DIR, sampleMedia } from './media.ts'
 import { percentile } from './probe.ts'
 import { ffmpegFrameCommand } from './raw.ts'
+import { startOrigin } from './range-origin.ts'
 import { startSampler } from './sampler.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 
 const run = promisify(execFile)
-const { values: flags } = parseArgs({ options: { repeats: { type: 'string', default: '7' }, 'skip-storyboard': { type: 'boolean', default: false } } })
+const { values: flags } = parseArgs({ options: { repeats: { type: 'string', default: '7' }, 'skip-storyboard': { type: 'boolean', default: false }, remote: { type: 'boolean', default: false } } })
 const repeats = Number(flags.repeats)
 const say = (line: string) => process.stderr.write(`${line}\n`)
 
@@ -74,7 +75,44 @@ async function storyboardPeak (name: string, video: string) {
   say(`${name}: 60-tile storyboard in ${((performance.now() - t) / 1000).toFixed(1)} s, peak RSS of thumbd and its decoders ${(peakRssBytes / 2 ** 20).toFixed(0)} MB`)
 }
 
+/**
+ * --remote: the same clip copied end to end past 2 GB (-c copy, the MP4 index at the end), served by a
+ * loopback origin that answers ranges and counts what it sends; the poster at 50 % by URL.
+ */
+async function remotePoster () {
+  const big = join(MEDIA_DIR, 'hlg-4k-main10-2gb.mp4')
+  if (!(await stat(big).then(s => s.size > 0, () => false))) {
+    const copies = Math.ceil(2.05 * 2 ** 30 / (await stat(hlg)).size)
+    const list = join(MEDIA_DIR, 'hlg-concat.txt')
+    await writeFile(list, Array.from({ length: copies }, () => `file '${hlg}'\n`).join(''))
+    say(`joining ${copies} copies (once)`)
+    await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', big], { timeout: 900_000 })
+  }
+  const size = (await stat(big)).size
+  const origin = await startOrigin({ video: { path: big, size } })
+  const remote = await startServer({ ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: origin.url(''), JOB_TIMEOUT_MS: '60000' })
+  try {
+    const times: number[] = []
+    const sent: number[] = []
+    for (let i = 0; i < repeats; i++) {
+      const before = origin.sent()
+      const t = performance.now()
+      const res = await fetch(`${remote.base}/api/thumbnail`, { method: 'POST', headers: { authorization: `Bearer ${remote.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: origin.url('video'), at: '50%' }) })
+      await res.arrayBuffer()
+      if (res.status !== 200) throw new Error(`remote poster: ${res.status}`)
+      times.push(performance.now() - t)
+      sent.push(origin.sent() - before)
+    }
+    const [ms, bytes] = [percentile(times, 50), percentile(sent, 50)]
+    say(`4K HEVC Main 10 HLG, ${(size / 2 ** 30).toFixed(2)} GiB by URL, poster at 50 %: ${(ms / 1000).toFixed(2)} s, ${(bytes / 2 ** 20).toFixed(1)} MB sent by the origin (${(100 * bytes / size).toFixed(2)} % of the file; medians of ${repeats})`)
+  } finally {
+    await remote.stop()
+    await origin.close()
+  }
+}
+
 try {
+  if (flags.remote) await remotePoster()
   say(`${cpus().length} cores (${cpus()[0]?.model.trim()})`)
   await compare('4K HEVC Main 10 HLG -> 320 px JPEG', hlg, ffmpegHdrCommand(hlg, 1))
   await compare('1080p 8-bit SDR H.264 -> 320 px JPEG', sdr, ffmpegFrameCommand(sdr, 1))
