@@ -37,6 +37,15 @@ test('alpha (ProRes 4444, VP9 in WebM) is kept in PNG, WebP and AVIF, and flatte
     const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true })
     const right = [...data.subarray((90 * info.width + 280) * 3, (90 * info.width + 280) * 3 + 3)]
     assert.ok(right.every(c => c > 240), `${name}: the transparent half is the white background in JPEG (${right})`)
+    // Storyboard tiles are flattened (on the sheet's black) before they are composited.
+    const board = await postMedia(app, 'storyboard', video, 'application/octet-stream', '?count=2&width=64&format=webp')
+    assert.equal(board.statusCode, 200, `${name} storyboard: ${board.body}`)
+    const { tileHeight } = board.json()
+    const tile = await sharp(Buffer.from(board.json().sprite, 'base64')).extract({ left: 0, top: 0, width: 64, height: tileHeight }).removeAlpha().raw().toBuffer()
+    const frame = await thumbnailOf(app, video, 'application/octet-stream', '?at=0&width=64&format=png', 'image/png')
+    const expected = await sharp(frame).resize(64, tileHeight, { fit: 'fill' }).flatten({ background: '#000000' }).raw().toBuffer()
+    const difference = tile.reduce((sum, v, i) => sum + Math.abs(v - expected[i]!), 0) / tile.length
+    assert.ok(difference < 16, `${name}: the storyboard's tile is the frame on black (mean difference ${difference.toFixed(1)})`)
   }
 })
 
