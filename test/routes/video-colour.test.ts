@@ -1,10 +1,17 @@
 // The videos people have (issue 31): deeper than 8 bits, with alpha, HDR, anamorphic pixels. Each must give
 // the frame a player shows: the right size, alpha kept where the output holds it, colours of the SDR rendition.
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { build, decoded, leftoverTempFiles, postMedia, thumbnailOf } from '../helper.ts'
 import { DEEP, corpus, saturationAndLightness } from '../video-corpus.ts'
+import { tempFolder } from '../temp-folder.ts'
+
+const run = promisify(execFile)
 
 test('every pixel format deeper than 8 bits (10-16 bit, 4:2:0 to 4:4:4, RGB, grey) gives the frame, its colours those of the 8-bit clip', async (t) => {
   const app = await build(t)
@@ -103,4 +110,27 @@ test('a lying sample aspect ratio (100:1) is a 422, fast, nothing left behind', 
     assert.equal(res.json().code, 'THUMBD_MEDIA_UNREADABLE')
   }
   assert.deepEqual(leftoverTempFiles(app), [])
+})
+
+test('the YUV matrix: tagged as tagged; untagged as players assume (SD BT.601, HD BT.709), at a time and at a percentage', async (t) => {
+  const app = await build(t)
+  const dir = tempFolder('thumbd-matrix-', t)
+  const colour = [0x20, 0xc0, 0x40]
+  const cases = [
+    ['sd-untagged', '640x480', 'bt601', []],
+    ['hd-untagged', '1280x720', 'bt709', []],
+    ['hd-tagged-601', '1280x720', 'bt601', ['-colorspace', 'smpte170m']],
+    ['sd-tagged-709', '640x480', 'bt709', ['-colorspace', 'bt709']]
+  ] as const
+  for (const [name, size, matrix, tags] of cases) {
+    const path = join(dir, `${name}.mp4`)
+    await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=0x${colour.map(c => c.toString(16)).join('')}:s=${size}:d=2:r=5`,
+      '-vf', `scale=out_color_matrix=${matrix}:out_range=tv,format=yuv420p`, ...tags, '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', path])
+    for (const query of ['?format=png', '?format=png&at=50%25']) {
+      const image = await thumbnailOf(app, readFileSync(path), 'video/mp4', query, 'image/png')
+      const { channels } = await sharp(image).stats()
+      const mean = channels.slice(0, 3).map(c => Math.round(c.mean))
+      assert.ok(mean.every((v, i) => Math.abs(v - colour[i]!) <= 6), `${name}${query}: ${mean} is the colour encoded (${colour})`)
+    }
+  }
 })
