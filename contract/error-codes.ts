@@ -28,6 +28,7 @@ export const ERROR_TABLE = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Too large: %s', outcome: 'refused', media: true },
   UNSUPPORTED_MEDIA: { status: 415, message: 'Unsupported media: %s', outcome: 'refused', media: true },
   MEDIA_UNREADABLE: { status: 422, message: 'Media could not be decoded: %s', outcome: 'refused', media: true },
+  NO_PICTURE: { status: 422, message: 'No picture to show: %s', outcome: 'refused', media: true },
   INTERNAL: { status: 500, message: 'Internal error', outcome: 'error' },
   SOURCE_FETCH_FAILED: { status: 502, message: 'Source could not be fetched: %s', outcome: 'refused' },
   OVERLOADED: { status: 503, message: 'Server overloaded, retry later', outcome: 'shed', noStack: true },

@@ -166,7 +166,7 @@ export interface StoryboardResult {
 /** What each kind of job answers. */
 /** /api/info's answer. Sizes are as displayed: after EXIF orientation or the video's rotation. */
 export interface MediaInfo {
-  kind: 'image' | 'video'
+  kind: 'image' | 'video' | 'audio'
   /** The sniffed format (jpeg, heic, mp4, webm ...). */
   format: string
   /** ffprobe's container name (videos). */
@@ -186,6 +186,16 @@ export interface MediaInfo {
   /** Frames (animated images). */
   pages?: number
   hasAlpha?: boolean
+  /** Videos: the stored pixels' aspect ratio ("64:45"); width and height are the display size. */
+  sampleAspectRatio?: string
+  /** Videos: bits per component; colour tags as ffmpeg names them, when tagged; PQ or HLG. */
+  bitDepth?: number
+  colorTransfer?: string
+  colorPrimaries?: string
+  colorSpace?: string
+  hdr?: boolean
+  /** Audio files: whether they carry cover art (width and height are its size, 0 without). */
+  hasPicture?: boolean
 }
 
 export interface JobResults {

@@ -34,7 +34,16 @@ const seeds: Record<string, Buffer> = {
   mp4: await ffmpeg([...clip, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'], 'seed.mp4'),
   webm: await ffmpeg([...clip, '-c:v', 'libvpx', '-deadline', 'realtime'], 'seed.webm'),
   // Tall frames: storyboard tiles follow the aspect ratio (640x81920 at width=640), which the sprite's bounds refuse.
-  tall: await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=16x2048:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'], 'seed-tall.mp4')
+  tall: await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=16x2048:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'], 'seed-tall.mp4'),
+  // The containers and pixel formats of issue 31: 10-bit HDR, alpha, TS, PS, Ogg, ASF, FLV, audio with cover art.
+  hlg: await ffmpeg([...clip, '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-pix_fmt', 'yuv420p10le', '-color_trc', 'arib-std-b67', '-color_primaries', 'bt2020', '-colorspace', 'bt2020nc'], 'seed-hlg.mp4'),
+  prores: await ffmpeg([...clip, '-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le'], 'seed.mov'),
+  ts: await ffmpeg([...clip, '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '5', '-f', 'mpegts'], 'seed.ts'),
+  vob: await ffmpeg([...clip, '-c:v', 'mpeg2video', '-f', 'vob'], 'seed.vob'),
+  ogv: await ffmpeg([...clip, '-c:v', 'libtheora', '-f', 'ogg'], 'seed.ogv'),
+  wmv: await ffmpeg([...clip, '-c:v', 'wmv2', '-f', 'asf'], 'seed.wmv'),
+  flv: await ffmpeg([...clip, '-c:v', 'flv', '-f', 'flv'], 'seed.flv'),
+  mp3: await ffmpeg(['-f', 'lavfi', '-i', 'sine=d=1', '-i', join(work, 'seed.jpg'), '-map', '0', '-map', '1', '-c:a', 'libmp3lame', '-c:v', 'copy', '-id3v2_version', '3', '-disposition:v', 'attached_pic'], 'seed.mp3')
 }
 /** Storyboards of the video seeds too, with the widest tiles. */
 const VIDEOS = new Set(['mp4', 'webm', 'tall'])

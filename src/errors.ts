@@ -30,6 +30,7 @@ export const errors = {
   PayloadTooLarge: define('PAYLOAD_TOO_LARGE'),
   UnsupportedMedia: define('UNSUPPORTED_MEDIA'),
   MediaUnreadable: define('MEDIA_UNREADABLE'),
+  NoPicture: define('NO_PICTURE'),
   Internal: define('INTERNAL'),
   SourceFetchFailed: define('SOURCE_FETCH_FAILED'),
   Overloaded: define('OVERLOADED'),

@@ -4,6 +4,8 @@
 // other protocols are never auto-selected.
 import type { Demuxer } from '../contract/sniff.ts'
 import type { VideoInput } from './video-input.ts'
+import { frameFilters, type Box } from './frame-filters.ts'
+import type { ColourPath } from './stream-colour.ts'
 
 const quiet = ['-hide_banner', '-loglevel', 'error'] as const
 
@@ -22,7 +24,8 @@ function guardedInput (input: VideoInput, demuxer: Demuxer): string[] {
 
 /** The streams and format ffprobe reports; `details` adds what /api/info answers (codecs, rates, rotation). */
 export function probeArgs (input: VideoInput, demuxer: Demuxer, details = false): string[] {
-  const stream = details ? 'index,codec_type,codec_name,width,height,duration,avg_frame_rate,r_frame_rate:stream_side_data=rotation' : 'index,codec_type,width,height,duration'
+  const colour = 'pix_fmt,color_range,color_space,color_transfer,color_primaries,sample_aspect_ratio'
+  const stream = details ? `index,codec_type,codec_name,width,height,duration,avg_frame_rate,r_frame_rate,${colour}:stream_side_data=rotation` : `index,codec_type,width,height,duration,${colour}`
   return [
     ...quiet,
     '-show_entries', `format=duration,nb_streams${details ? ',format_name' : ''}:stream=${stream}`,
@@ -34,6 +37,8 @@ export function probeArgs (input: VideoInput, demuxer: Demuxer, details = false)
 export interface FrameRequest {
   input: VideoInput
   demuxer: Demuxer
+  /** A decoder forced for the video stream (libvpx-vp9 reads WebM's alpha, which ffmpeg's own vp9 decoder drops). */
+  decoder?: string
   seekSeconds: number
   /** Take the keyframe at or before the seek point: nothing is decoded up to the exact time. */
   keyframe?: boolean
@@ -48,38 +53,31 @@ export interface FrameRequest {
   /** Print the input report (duration, streams, frame size) on stderr: it stands in for a separate ffprobe run. */
   report: boolean
   /** Shrink the frame in ffmpeg to cover this box before it is piped out (sharp does the final resize). */
-  coverBox?: { width?: number, height?: number }
+  coverBox?: Box
+  /** How the frame's colours become SDR BT.709 (workers/stream-colour.ts). */
+  colour: ColourPath
 }
 
 /**
- * An ffmpeg scale expression that shrinks (never enlarges) the frame just enough to still cover `box`,
- * keeping the aspect ratio: a 1080p frame for a 320 px thumbnail leaves ffmpeg at 640 px, not as 6 MB of RGB.
+ * An audio file's embedded picture (ID3 APIC, MP4 covr, FLAC or Ogg PICTURE: an attached-picture video
+ * stream to ffmpeg), copied out as the bytes it was stored as; nothing is decoded. The report on stderr says
+ * whether there was one.
  */
-export function coverScale ({ width, height }: { width?: number, height?: number }): string | undefined {
-  const ratios = [width === undefined ? undefined : `${width}/iw`, height === undefined ? undefined : `${height}/ih`].filter(r => r !== undefined)
-  if (ratios.length === 0) return undefined
-  const cover = ratios.length === 1 ? ratios[0] : `max(${ratios.join(',')})`
-  return `scale=w='trunc(iw*min(1,${cover}))':h=-1:flags=area`
+export function pictureArgs (input: VideoInput, demuxer: Demuxer, maxStreams: number, maxPixels: number): string[] {
+  return [
+    '-hide_banner', '-nostats', '-loglevel', 'info', '-nostdin',
+    // The probe decodes the picture to learn its size: the decoder refuses one past the pixel limit.
+    '-max_pixels', String(maxPixels),
+    '-max_streams', String(maxStreams),
+    ...guardedInput(input, demuxer),
+    '-map', '0:v:0?', '-an', '-sn', '-dn',
+    '-c', 'copy', '-frames:v', '1',
+    '-f', 'image2pipe', 'pipe:1'
+  ]
 }
 
-/**
- * The thumbnail filter holds all the frames it compares: they are shrunk first to at most this many px a
- * side (50 x 1280 x 1280 RGB is ~250 MB at worst; full-size 1920x1920 frames took ~600 MB, 50 MP ones GBs).
- */
-export const BEST_OF_SIDE = 1280
-
-/** Shrinks (never enlarges) the frame to fit inside side x side, keeping the aspect ratio. */
-export function insideScale (side: number): string {
-  return `scale=w='min(iw,${side})':h='min(ih,${side})':force_original_aspect_ratio=decrease:flags=area`
-}
-
-/** One decoded frame as a binary PPM (RGB, header with its size) on stdout. */
-export function frameArgs ({ input, demuxer, seekSeconds, keyframe = false, bestOf, bestOfSide = BEST_OF_SIDE, threads, maxPixels, maxStreams, report, coverBox }: FrameRequest): string[] {
-  // Shrink before the thumbnail filter, which holds all the frames it compares.
-  const filters = [
-    coverBox === undefined ? undefined : coverScale(coverBox),
-    bestOf > 0 ? `${insideScale(bestOfSide)},thumbnail=n=${bestOf}` : undefined
-  ].filter(f => f !== undefined)
+/** One decoded frame as PAM (8-bit RGB or RGBA, header with its size) on stdout. */
+export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, colour }: FrameRequest): string[] {
   return [
     '-hide_banner', '-nostats',
     '-loglevel', report ? 'info' : 'error',
@@ -93,12 +91,13 @@ export function frameArgs ({ input, demuxer, seekSeconds, keyframe = false, best
     // there, and the decoder skips every frame that is not a keyframe (one keyframe in 10 s of 1080p, at
     // 8 s: 0.14 s against 0.89 s exact).
     ...(keyframe ? ['-noaccurate_seek', '-skip_frame', 'nokey'] : []),
+    ...(decoder === undefined ? [] : ['-c:v', decoder]),
     ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
-    ...(filters.length > 0 ? ['-vf', filters.join(',')] : []),
+    '-vf', frameFilters({ coverBox, bestOf, bestOfSide, colour }),
     // Frames before the seek point keep their (negative) times: passed through, not dropped to fill a rate.
     ...(keyframe ? ['-fps_mode', 'passthrough'] : []),
     '-frames:v', '1',
-    '-f', 'image2pipe', '-c:v', 'ppm', 'pipe:1'
+    '-f', 'image2pipe', '-c:v', 'pam', 'pipe:1'
   ]
 }

@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
-import type { RawFrame } from './ppm.ts'
+import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }

@@ -6,10 +6,12 @@ import type { InfoTask, JobContext, MediaInfo } from '../contract/types.ts'
 import { classify, storedImage } from './image.ts'
 import { probeWithLimits, type ProbeJson, type VideoInfo } from './video.ts'
 import { videoInput, type VideoInput } from './video-input.ts'
+import { bitDepth, isHdr, sarValue } from './stream-colour.ts'
 
 export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo> {
   const { ref, media } = task.source
   if (media.kind === 'video') return videoInfo(videoInput(ref), media.format, media, ctx)
+  if (media.kind === 'audio') return audioInfo(videoInput(ref), media, ctx)
   try {
     const meta = await sharp(storedImage(ref), { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
     const [w, h] = [meta.width ?? 0, meta.height ?? 0]
@@ -36,6 +38,10 @@ async function videoInfo (input: VideoInput, format: string, media: Parameters<t
   const audio = probe.streams?.find(s => s.codec_type === 'audio')
   const { width, height, rotation } = displayed(probe, info)
   const frameRate = rate(video.avg_frame_rate) ?? rate(video.r_frame_rate)
+  const facts = info.stream ?? { width: info.width, height: info.height }
+  const depth = bitDepth(facts.pixFmt)
+  const tag = (value: string | undefined) => value === undefined || value === 'unknown' || value === 'unspecified' ? undefined : value
+  const [transfer, primaries, space] = [tag(facts.transfer), tag(facts.primaries), tag(facts.matrix)]
   return {
     kind: 'video',
     format,
@@ -46,7 +52,30 @@ async function videoInfo (input: VideoInput, format: string, media: Parameters<t
     ...(info.duration === undefined ? {} : { duration: info.duration }),
     ...(frameRate === undefined ? {} : { frameRate }),
     audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
-    rotation
+    rotation,
+    ...(facts.sar === undefined || facts.sar[0] === 0 ? {} : { sampleAspectRatio: facts.sar.join(':') }),
+    ...(depth === undefined ? {} : { bitDepth: depth }),
+    ...(transfer === undefined ? {} : { colorTransfer: transfer }),
+    ...(primaries === undefined ? {} : { colorPrimaries: primaries }),
+    ...(space === undefined ? {} : { colorSpace: space }),
+    hdr: isHdr(facts)
+  }
+}
+
+/** An audio file: its codec and duration, and whether it carries a picture (the size given is the picture's). */
+async function audioInfo (input: VideoInput, media: Parameters<typeof probeWithLimits>[1], ctx: JobContext): Promise<MediaInfo> {
+  const { probe, info } = await probeWithLimits(input, media, ctx, true)
+  const audio = probe.streams?.find(s => s.codec_type === 'audio')
+  return {
+    kind: 'audio',
+    format: media.format,
+    ...(probe.format?.format_name === undefined ? {} : { container: probe.format.format_name }),
+    codec: audio?.codec_name ?? 'unknown',
+    width: info.width,
+    height: info.height,
+    ...(info.duration === undefined ? {} : { duration: info.duration }),
+    audio: audio === undefined ? null : { codec: audio.codec_name ?? 'unknown' },
+    hasPicture: info.stream !== undefined
   }
 }
 
@@ -58,7 +87,10 @@ export function displayed (probe: ProbeJson, info: VideoInfo): { width: number, 
   const turn = video?.side_data_list?.find(d => d.rotation !== undefined)?.rotation ?? 0
   const rotation = ((Math.round(-turn / 90) * 90) % 360 + 360) % 360
   const sideways = rotation === 90 || rotation === 270
-  return { width: sideways ? info.height : info.width, height: sideways ? info.width : info.height, rotation }
+  // The sample aspect ratio widens (or heightens) the stored frame, as players show it.
+  const sar = sarValue(info.stream?.sar)
+  const [w, h] = sar >= 1 ? [Math.round(info.width * sar), info.height] : [info.width, Math.round(info.height / sar)]
+  return { width: sideways ? h : w, height: sideways ? w : h, rotation }
 }
 
 /** "30000/1001" -> 29.97 */

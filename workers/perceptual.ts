@@ -2,6 +2,7 @@
 // real image loads. Both come from one small decode of the image (or of one video frame).
 import sharp from 'sharp'
 import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
+import { coverArt } from './cover-art.ts'
 import { classify, imageInput, open, type ImageInput } from './image.ts'
 import { phash } from './phash.ts'
 import { grabFrame } from './video.ts'
@@ -18,6 +19,7 @@ export async function perceptual (task: PerceptualTask, ctx: JobContext): Promis
   let input: ImageInput
   if (media.kind === 'image') input = await imageInput(task.source, ctx, { width: WORKING_SIDE, height: WORKING_SIDE, fit: 'inside' })
   // The frame is shrunk in ffmpeg to cover the working size: a smaller pipe, and frame=best compares small frames.
+  else if (media.kind === 'audio') input = { bytes: await coverArt({ ...task.source, media }, ctx) }
   else input = { raw: await grabFrame(videoInput(ref), media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
   try {
     const { data, info } = await open(input, ctx).rotate()

@@ -43,7 +43,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
       const start = i * interval
       const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth })
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
-        .resize(tileWidth, tileHeight, { fit: 'cover' }).raw().toBuffer()
+        .resize(tileWidth, tileHeight, { fit: 'cover' }).flatten().raw().toBuffer()
       const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]
       pieces[i] = { input: tile, raw: { width: tileWidth, height: tileHeight, channels: 3 }, left: x, top: y }
       tiles[i] = { start: round(start), end: round(Math.min(duration, start + interval)), x, y }

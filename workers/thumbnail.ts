@@ -1,4 +1,5 @@
-// Thumbnail of an image, or of one frame of a video, through the same sharp step.
+// Thumbnail of an image, of one frame of a video, or of an audio file's cover art, through the same sharp step.
+import { coverArt } from './cover-art.ts'
 import { imageInput, render } from './image.ts'
 import { grabFrame } from './video.ts'
 import { videoInput } from './video-input.ts'
@@ -7,6 +8,7 @@ import type { ImageResult, JobContext, ThumbnailTask } from '../contract/types.t
 export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<ImageResult> {
   const { ref, media } = task.source
   if (media.kind === 'image') return render(await imageInput(task.source, ctx, task.image), task.image, ctx)
+  if (media.kind === 'audio') return render({ bytes: await coverArt({ ...task.source, media }, ctx) }, task.image, ctx)
   const frame = await grabFrame(videoInput(ref), media, task.video, ctx, task.image)
   return render({ raw: frame }, task.image, ctx)
 }

@@ -1,15 +1,20 @@
 // Video in: one ffmpeg run decodes the frame and reports the input (duration, streams, frame size) on
 // stderr, with the decoder and demuxer enforcing the pixel and stream limits themselves. ffprobe runs only
 // when the position is a percentage, which needs the duration before seeking.
-import { BEST_OF_SIDE, frameArgs, probeArgs } from './ffmpeg-args.ts'
+import { frameArgs, probeArgs } from './ffmpeg-args.ts'
+import { BEST_OF_SIDE, MAX_SAR, frameFilters } from './frame-filters.ts'
 import { JobError } from '../contract/job-error.ts'
-import { parsePpm, type RawFrame } from './ppm.ts'
+import { parsePam, type RawFrame } from './pam.ts'
+import { parseInputReport, REPORT_LINES } from './input-report.ts'
+import { colourPath, parseStreamLine, probeFacts, sarValue, type ColourPath, type ProbeColour, type StreamFacts } from './stream-colour.ts'
 import { runTool, type ToolRun } from './tools/index.ts'
 import { toolAccess, type VideoInput } from './video-input.ts'
-import type { Media } from '../contract/sniff.ts'
+import type { Demuxer, Media } from '../contract/sniff.ts'
 import type { FramePosition, JobContext, VideoOptions } from '../contract/types.ts'
 
 type VideoMedia = Extract<Media, { kind: 'video' }>
+/** What ffprobe reads: a video, or an audio file (its cover art a video stream to ffmpeg). */
+type ProbedMedia = Exclude<Media, { kind: 'image' }>
 
 export const MAX_STREAMS = 32
 const PROBE_OUTPUT_BYTES = 64 * 1024
@@ -27,8 +32,8 @@ export function bestOfFrames (coverBox: { width?: number, height?: number } | un
   const shortSide = Math.min(BEST_OF_SIDE, coverBox?.width ?? BEST_OF_SIDE, coverBox?.height ?? BEST_OF_SIDE)
   return Math.max(MIN_BEST_OF_FRAMES, Math.min(BEST_OF_FRAMES, Math.floor(BEST_OF_BYTES / (shortSide * BEST_OF_SIDE * 3))))
 }
-/** The lines of ffmpeg's input report (parseInputReport), wherever they come in its stderr. */
-const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds/
+/** Demuxers that seek by bisecting timestamps, with no index of keyframes: a seek can land past the last one. */
+const UNINDEXED = new Set<Demuxer>(['mpegts', 'mpeg'])
 /** Default frame position: one second in, where fades from black are usually over. */
 const DEFAULT_AT: FramePosition = { seconds: 1 }
 
@@ -37,10 +42,16 @@ export interface VideoInfo {
   width: number
   height: number
   streams: number
+  /** The first video stream's pixel format, colour tags and sample aspect ratio, where known. */
+  stream?: StreamFacts
 }
 
 /** ffmpeg shrinks the frame to about twice the output size: sharp's final resize still has detail to work with. */
 const PRESCALE_FACTOR = 2
+
+/** The colour path taken before the input report says otherwise: what most video is (SDR BT.709, HD). */
+const USUAL_COLOUR = colourPath({ width: 1920, height: 1080 })
+const sameChain = (a: ColourPath, b: ColourPath) => frameFilters({ bestOf: 0, colour: a }) === frameFilters({ bestOf: 0, colour: b })
 
 /** `output`: the size the frame will be resized to, if known; ffmpeg may then shrink it on the way out. */
 export async function grabFrame (input: VideoInput, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }): Promise<RawFrame> {
@@ -48,9 +59,10 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
   const coverBox = output === undefined
     ? undefined
     : { width: output.width === undefined ? undefined : output.width * PRESCALE_FACTOR, height: output.height === undefined ? undefined : output.height * PRESCALE_FACTOR }
-  const grab = (seekSeconds: number, report: boolean) => runTool(ctx.settings.ffmpegPath, frameArgs({
+  const grab = (seekSeconds: number, report: boolean, colour: ColourPath, signal = ctx.signal, onKeptLine?: (line: string) => void) => runTool(ctx.settings.ffmpegPath, frameArgs({
     input,
     demuxer: media.demuxer,
+    ...(media.decoder === undefined ? {} : { decoder: media.decoder }),
     seekSeconds,
     keyframe: options.seek === 'keyframe',
     bestOf: options.best ? bestOfFrames(coverBox) : 0,
@@ -58,50 +70,65 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
     maxPixels: ctx.settings.maxInputPixels,
     maxStreams: MAX_STREAMS,
     report,
-    coverBox
-  }), { signal: ctx.signal, maxStdoutBytes: ctx.settings.maxInputPixels * 3 + 64, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), keepLines: REPORT_LINES, anyExitCode: true })
+    coverBox,
+    colour
+  }), { signal, maxStdoutBytes: ctx.settings.maxInputPixels * 4 + 128, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), keepLines: REPORT_LINES, ...(onKeptLine === undefined ? {} : { onKeptLine }), anyExitCode: true })
+
+  /**
+   * One run that reports the input as it decodes, with the usual colour path. When the report's video
+   * stream needs another (HDR, BT.2020, BT.601, untagged SD), the run is stopped there, before decoding, and
+   * started again with the right one: what a separate ffprobe run would cost, paid only by such video.
+   */
+  const grabReporting = async (seekSeconds: number): Promise<{ run: ToolRun, colour: ColourPath }> => {
+    const restart = new AbortController()
+    let needed: ColourPath | undefined
+    try {
+      const run = await grab(seekSeconds, true, USUAL_COLOUR, AbortSignal.any([ctx.signal, restart.signal]), line => {
+        const stream = needed === undefined ? parseStreamLine(line) : undefined
+        if (stream === undefined) return
+        needed = colourPath(stream)
+        if (!sameChain(needed, USUAL_COLOUR)) restart.abort()
+      })
+      return { run, colour: USUAL_COLOUR }
+    } catch (err) {
+      if (ctx.signal.aborted || !restart.signal.aborted || needed === undefined) throw err
+      return { run: await grab(seekSeconds, true, needed), colour: needed }
+    }
+  }
 
   let info: VideoInfo | undefined
   let first: ToolRun
+  let colour: ColourPath
   if ('seconds' in at) {
-    first = await grab(at.seconds, true)
+    ;({ run: first, colour } = await grabReporting(at.seconds))
     info = parseInputReport(first.kept)
     checkLimits(info, ctx)
   } else {
     info = await probeVideo(input, media, ctx)
-    first = await grab(seekPoint(at, info.duration), false)
+    colour = colourPath(info.stream ?? { width: info.width, height: info.height })
+    first = await grab(seekPoint(at, info.duration), false, colour)
   }
-  if (succeeded(first).stdout.length > 0) return parsePpm(first.stdout)
+  if (succeeded(first, ctx).stdout.length > 0) return parsePam(first.stdout)
   // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
-  const retry = await grab(info.duration === undefined ? 0 : seekPoint(at, info.duration), false)
-  return parsePpm(succeeded(retry).stdout)
+  const last = info.duration === undefined ? 0 : seekPoint(at, info.duration)
+  const retry = await grab(last, false, colour)
+  if (succeeded(retry, ctx).stdout.length > 0 || last === 0) return parsePam(retry.stdout)
+  // Still nothing: the last frame starts more than 0.1 s before the end (a slow frame rate), or a container
+  // without an index was seeked by bisection past its only keyframe (then the first frame is the one).
+  return parsePam(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour), ctx).stdout)
 }
 
-function succeeded (run: ToolRun): ToolRun {
+function succeeded (run: ToolRun, ctx: JobContext): ToolRun {
+  // A frame the decoder refused for its size (libavutil's line is kept wherever it came) is over the limit.
+  if (run.code !== 0) checkLimits(parseInputReport(run.kept), ctx)
   if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
   return run
 }
 
-/**
- * Reads ffmpeg's input report. Its lines have a fixed indent ("  Duration:", "  Stream #0:"); metadata is
- * indented deeper (ffmpeg indents every line of a multi-line value too), so a crafted title cannot pass for one. Only used to choose the error code: the limits
- * themselves are enforced inside ffmpeg (-max_pixels, -max_streams).
- */
-export function parseInputReport (stderr: string): VideoInfo {
-  const input = stderr.split(/\nStream mapping:|\nOutput #0/)[0] ?? ''
-  const d = /^ {2}Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(input)
-  // When -max_pixels refuses the stream, its line says "unspecified size"; libavutil's refusal names the size.
-  const video = /^ {2}Stream #0:\d+\S*: Video: .*?, (\d+)x(\d+)/m.exec(input) ?? /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(input)
-  return {
-    duration: d === null ? undefined : Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]),
-    width: Number(video?.[1] ?? 0),
-    height: Number(video?.[2] ?? 0),
-    streams: input.match(/^ {2}Stream #0:/gm)?.length ?? 0
-  }
-}
-
-function checkLimits ({ duration, width, height, streams }: VideoInfo, ctx: JobContext): void {
+export function checkLimits ({ duration, width, height, streams, stream }: VideoInfo, ctx: JobContext): void {
   if (streams > MAX_STREAMS) throw new JobError('MEDIA_UNREADABLE', `more than ${MAX_STREAMS} streams`)
+  const sar = sarValue(stream?.sar)
+  if (sar > MAX_SAR || sar < 1 / MAX_SAR) throw new JobError('MEDIA_UNREADABLE', `a sample aspect ratio of ${stream!.sar!.join(':')} is not plausible`)
   if (width * height > ctx.settings.maxInputPixels) {
     throw new JobError('PAYLOAD_TOO_LARGE', `video frames of ${width}x${height} exceed the pixel limit`)
   }
@@ -111,7 +138,7 @@ function checkLimits ({ duration, width, height, streams }: VideoInfo, ctx: JobC
 }
 
 /** A stream as ffprobe reports it; codec_name and the fields after duration only with probeArgs' details. */
-interface ProbeStream {
+interface ProbeStream extends ProbeColour {
   codec_type?: string
   codec_name?: string
   width?: number
@@ -132,7 +159,7 @@ export async function probeVideo (input: VideoInput, media: VideoMedia, ctx: Job
 }
 
 /** One ffprobe run, in the sandbox, and the limits checked on what it found; `details` for /api/info. */
-export async function probeWithLimits (input: VideoInput, media: VideoMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
+export async function probeWithLimits (input: VideoInput, media: ProbedMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
   const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(input, media.demuxer, details), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input) })
   let probe: ProbeJson
   try {
@@ -142,14 +169,15 @@ export async function probeWithLimits (input: VideoInput, media: VideoMedia, ctx
   }
   const streams = probe.streams ?? []
   const video = streams.find(s => s.codec_type === 'video' && (s.width ?? 0) > 0 && (s.height ?? 0) > 0)
-  const info = {
+  const info: VideoInfo = {
     duration: positive(probe.format?.duration) ?? positive(video?.duration),
     width: video?.width ?? 0,
     height: video?.height ?? 0,
-    streams: probe.format?.nb_streams ?? streams.length
+    streams: probe.format?.nb_streams ?? streams.length,
+    ...(video === undefined ? {} : { stream: probeFacts(video) })
   }
   checkLimits(info, ctx)
-  if (video === undefined) throw new JobError('MEDIA_UNREADABLE', 'no decodable video stream')
+  if (video === undefined && media.kind === 'video') throw new JobError('MEDIA_UNREADABLE', 'no decodable video stream')
   return { probe, info }
 }
 

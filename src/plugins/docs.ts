@@ -9,6 +9,7 @@ const binary = { schema: { type: 'string', format: 'binary' } }
 const MEDIA_BODIES = {
   'image/*': binary,
   'video/*': binary,
+  'audio/*': binary,
   'application/octet-stream': binary,
   'multipart/form-data': {
     schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the media; option fields go before it' } } }

@@ -56,7 +56,7 @@ declare module 'fastify' {
 }
 
 /** Content types taken as raw media bodies; what they really are is sniffed, never trusted. */
-export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|application\/octet-stream)$/i
+export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|audio\/[\w.+-]+|application\/octet-stream)$/i
 
 /** What a request that sent its media some other way is told (plugins/error-handler.ts says it too). */
 export const HOW_TO_SEND = 'send the media as the request body (Content-Type image/*, video/* or application/octet-stream), a multipart "file" part, or JSON {"url": ...}'

@@ -14,7 +14,7 @@ const hex = (name: string) => Type.Optional(Type.String({ description: `hex ${na
 
 const HashReply = Type.Object({
   size: Type.Integer({ description: 'bytes received' }),
-  type: Type.Union([Type.Object({ kind: Type.Enum(['image', 'video']), format: Type.String(), mime: Type.String() }), Type.Null()], { description: 'sniffed from the bytes; null when no media thumbd reads' }),
+  type: Type.Union([Type.Object({ kind: Type.Enum(['image', 'video', 'audio']), format: Type.String(), mime: Type.String() }), Type.Null()], { description: 'sniffed from the bytes; null when no media thumbd reads' }),
   digests: Type.Object({
     sha256: hex('SHA-256'),
     sha512: hex('SHA-512'),
@@ -54,7 +54,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     let perceptualSkipped: string | undefined
     if (media === undefined) {
       perceptualSkipped = 'not an image or video format thumbd reads'
-    } else if (media.kind === 'video' && !app.mediaTools.video) {
+    } else if (media.kind !== 'image' && !app.mediaTools.video) {
       perceptualSkipped = 'video decoding is not available on this host'
     } else {
       // Default for videos: the most representative frame near `at`.

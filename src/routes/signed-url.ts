@@ -83,20 +83,20 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format }) }
     }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
-      if (job.media.kind === 'video') app.mediaTools.assertVideo()
+      if (job.media.kind !== 'image') app.mediaTools.assertVideo()
       const image: ImageOptions = {
         width: options.width,
         height: options.height,
         fit: options.fit,
         position: options.position,
         background: options.background === undefined ? undefined : `#${options.background}`,
-        format: format ?? (job.media.kind === 'video' ? 'jpeg' : sameFormat(job.media)),
+        format: format ?? (job.media.kind === 'image' ? sameFormat(job.media) : 'jpeg'),
         quality: options.quality ?? DEFAULT_QUALITY,
         withoutEnlargement: options.withoutEnlargement
       }
       // Shared: it stops when every client waiting for it has left (or at the deadline, or on a remote video's failed range read).
       const stop = sharedStop(signal, fetched.failed)
-      return job.media.kind === 'video' ? app.jobs.run({ kind: 'thumbnail', source: job, image, video }, stop) : app.jobs.run({ kind: 'resize', source: job, image }, stop)
+      return job.media.kind === 'image' ? app.jobs.run({ kind: 'resize', source: job, image }, stop) : app.jobs.run({ kind: 'thumbnail', source: job, image, video }, stop)
     }, async ({ etag }, image) => {
       if (notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
       return sendImage(reply, await image(), etag, negotiated, cacheControl)

@@ -20,7 +20,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
     const job = jobSource(source)
-    if (job.media.kind === 'video') app.mediaTools.assertVideo()
+    if (job.media.kind !== 'image') app.mediaTools.assertVideo()
     return answerWithImage(app, request, reply, {
       identity: source.identity,
       task: { kind: 'thumbnail', source: job, image, video },

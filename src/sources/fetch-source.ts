@@ -77,7 +77,7 @@ export function createFetcher ({ policy, timeoutMs, maxBytes, resolve = host => 
         signal,
         headers: {
           'user-agent': 'thumbd',
-          accept: 'image/*, video/*;q=0.9, */*;q=0.1',
+          accept: 'image/*, video/*;q=0.9, audio/*;q=0.8, */*;q=0.1',
           ...(range === undefined ? {} : { range }),
           ...(ifRange === undefined ? {} : { 'if-range': ifRange })
         }

@@ -122,7 +122,7 @@ async function sniffOrRefuse (sink: Sink, { anyBytes = false }: SpoolLimits): Pr
   const media = sniff(sink.head())
   if (media === undefined && !anyBytes) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
   // A tool reads these, from a file of its own (videos: MP4 may keep its index at the end).
-  if (media?.kind === 'video' || media?.format === 'heic') await sink.toFile()
+  if (media?.kind === 'video' || media?.kind === 'audio' || media?.format === 'heic') await sink.toFile()
   return media
 }
 

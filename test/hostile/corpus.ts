@@ -17,6 +17,7 @@ import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
 import { media, mediaPath } from '../media.ts'
 import { aliasEntry, ebmlMoovPolyglot, externalDataMp4 } from './iso-boxes.ts'
+import { containerCases } from './container-cases.ts'
 import { tempFolder } from '../temp-folder.ts'
 
 const run = promisify(execFile)
@@ -179,6 +180,7 @@ export async function hostileCorpus (sentinel: Sentinel): Promise<HostileCase[]>
     { name: 'PNG sent as video/mp4', attack: 'type lie', bytes: png, contentType: 'video/mp4', expect: 'ok' },
     { name: 'MP4 sent as image/jpeg', attack: 'type lie', bytes: mp4, contentType: 'image/jpeg', expect: 'ok' },
     { name: 'WebM sent as application/octet-stream', attack: 'type lie', bytes: webm, contentType: 'application/octet-stream', expect: 'ok' },
-    { name: 'GIF sent as image/webp', attack: 'type lie', bytes: gif, contentType: 'image/webp', expect: 'ok' }
+    { name: 'GIF sent as image/webp', attack: 'type lie', bytes: gif, contentType: 'image/webp', expect: 'ok' },
+    ...await containerCases(sentinel)
   ]
 }

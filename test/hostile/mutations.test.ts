@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import { AUTH, build, leftoverTempFiles } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
 import { media, type MediaName } from '../media.ts'
+import { corpus, type CorpusName } from '../video-corpus.ts'
 import { mutate, prng } from '../../load/mutate.ts'
 
 const SEED = 0x7417b5
@@ -18,7 +19,8 @@ const REACHED = 10
 /** Shedding (503) may take a few under the file's own load of 4 at once, not hide the run. */
 const MAX_SHED = MUTATIONS / 20
 
-const VIDEOS = new Set<MediaName>(['tiny-mp4', 'tiny-webm'])
+/** Read by ffmpeg: videos of every container, and audio files (their cover art). */
+const VIDEOS = new Set<MediaName | CorpusName>(['tiny-mp4', 'tiny-webm', 'ts', 'm2ts', 'vob', 'ogv', 'wmv', 'flv', 'mp3', 'flac'])
 
 type Outcome = 'decoded' | 'refused by the decoder' | 'other'
 
@@ -32,8 +34,10 @@ function outcome (route: string, res: { statusCode: number, json (): { type: unk
 
 test(`${MUTATIONS} seeded mutations of valid media: no 5xx but 503, no hang, server alive, decoders reached`, async (t) => {
   const app = await build(t)
-  const names: MediaName[] = ['jpeg', 'png', 'webp', 'gif', 'avif', 'tiny-mp4', 'tiny-webm']
-  const sources = await Promise.all(names.map(n => media(n)))
+  const images: MediaName[] = ['jpeg', 'png', 'webp', 'gif', 'avif', 'tiny-mp4', 'tiny-webm']
+  const containers: CorpusName[] = ['ts', 'm2ts', 'vob', 'ogv', 'wmv', 'flv', 'mp3', 'flac']
+  const names = [...images, ...containers]
+  const sources = [...await Promise.all(images.map(n => media(n))), ...await Promise.all(containers.map(n => corpus(n)))]
   const random = prng(SEED)
   const replies: Array<{ kind: 'image' | 'video', status: number, outcome: Outcome }> = []
   let next = 0

@@ -95,6 +95,13 @@ const PROOFS: Record<Attack, (c: HostileCase) => Promise<void>> = {
       assert.ok(width * height > maxInputPixels || pages > MAX_ANIMATION_FRAMES, `its header declares more than the limits (${width}x${height}, ${pages} frames)`)
       return
     }
+    if (media?.kind === 'audio') {
+      // Its cover art, as a plain ffmpeg copies it out: an image whose header declares more than the limit.
+      const { stdout } = await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', fileOf(bytes), '-map', '0:v:0', '-c', 'copy', '-f', 'image2pipe', 'pipe:1'], { encoding: 'buffer', timeout: 20_000 })
+      const { width = 0, height = 0 } = (await readsHeader(stdout)) ?? {}
+      assert.ok(width * height > maxInputPixels, `its picture's header declares more than the limit (${width}x${height})`)
+      return
+    }
     const info = await probe(bytes)
     const video = info?.streams?.find(s => s.codec_type === 'video')
     const declared = { pixels: (video?.width ?? 0) * (video?.height ?? 0), seconds: Number(info?.format?.duration ?? 0), streams: info?.format?.nb_streams ?? 0 }

@@ -15,7 +15,7 @@ test('GET /openapi.json describes every route, every source form and every error
     const post = doc.paths[path]?.post
     assert.ok(post, path)
     assert.deepEqual(post.security, [{ bearer: [] }], `${path} needs a key`)
-    assert.deepEqual(Object.keys(post.requestBody.content).sort(), ['application/json', 'application/octet-stream', 'image/*', 'multipart/form-data', 'video/*'], path)
+    assert.deepEqual(Object.keys(post.requestBody.content).sort(), ['application/json', 'application/octet-stream', 'audio/*', 'image/*', 'multipart/form-data', 'video/*'], path)
     assert.ok(post.requestBody.content['application/json'].schema.properties.url, `${path} takes a URL`)
     assert.ok(post.parameters.some((p: { name: string }) => p.name === (path === '/api/hash' ? 'algorithms' : 'width')), `${path} options`)
     assert.ok(post.responses['200'], `${path} 200`)

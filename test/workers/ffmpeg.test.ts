@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { BEST_OF_SIDE, frameArgs, insideScale, probeArgs } from '../../workers/ffmpeg-args.ts'
-import { parsePpm } from '../../workers/ppm.ts'
-import { parseInputReport, seekPoint } from '../../workers/video.ts'
+import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
+import { BEST_OF_SIDE, insideScale } from '../../workers/frame-filters.ts'
+import { parsePam } from '../../workers/pam.ts'
+import { colourPath } from '../../workers/stream-colour.ts'
+import { parseInputReport } from '../../workers/input-report.ts'
+import { seekPoint } from '../../workers/video.ts'
 import { videoInput } from '../../workers/video-input.ts'
 import { negotiate } from '../../src/routes/options.ts'
 
 const fileInput = (path: string) => videoInput({ location: 'file', path })
+const colour = colourPath({ width: 1920, height: 1080 })
 
 /** The guard every input carries: one protocol only (local files, or http to the range reader), demuxer forced, then the input. */
 function assertGuardedInput (args: string[], demuxer: string, path: string, protocols = 'file') {
@@ -21,30 +25,31 @@ function assertGuardedInput (args: string[], demuxer: string, path: string, prot
 
 test('probe and frame command lines read only the local file through the forced demuxer', () => {
   assertGuardedInput(probeArgs(fileInput('/tmp/x'), 'mov'), 'mov', '/tmp/x')
-  const frame = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'matroska', seekSeconds: 12.5, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: true })
+  const frame = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'matroska', seekSeconds: 12.5, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: true, colour })
   assertGuardedInput(frame, 'matroska', '/tmp/y')
   assert.ok(frame.indexOf('-ss') < frame.indexOf('-i'), 'seek before the input (fast seek)')
   assert.equal(frame[frame.indexOf('-ss') + 1], '12.500')
   assert.ok(frame.includes('-nostdin'))
-  assert.deepEqual(frame.slice(-5), ['-f', 'image2pipe', '-c:v', 'ppm', 'pipe:1'])
-  assert.ok(!frame.includes('-vf'))
+  assert.deepEqual(frame.slice(-5), ['-f', 'image2pipe', '-c:v', 'pam', 'pipe:1'])
+  // No box: only square pixels (an identity scale for square ones) and 8-bit RGB(A) through the BT.709 matrix.
+  assert.match(frame[frame.indexOf('-vf') + 1]!, /^scale=.*setsar=1,scale=in_color_matrix=bt709,format=pix_fmts=rgba\|rgb24$/)
   assert.equal(frame[frame.indexOf('-max_pixels') + 1], '1000')
   assert.equal(frame[frame.indexOf('-max_streams') + 1], '32')
   assert.ok(frame.indexOf('-max_pixels') < frame.indexOf('-i'), 'limits are input options')
   assert.equal(frame[frame.indexOf('-loglevel') + 1], 'info')
-  const best = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false })
+  const best = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, colour })
   assert.equal(best[best.indexOf('-loglevel') + 1], 'error')
   // The frames the thumbnail filter holds are shrunk first (its memory grows with frames x frame size).
-  assert.equal(best[best.indexOf('-vf') + 1], `${insideScale(BEST_OF_SIDE)},thumbnail=n=50`)
-  const boxed = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, coverBox: { width: 640 } })
-  assert.match(boxed[boxed.indexOf('-vf') + 1]!, /^scale=.*,scale=.*,thumbnail=n=50$/)
+  assert.ok(best[best.indexOf('-vf') + 1]!.includes(`setsar=1,${insideScale(BEST_OF_SIDE)},thumbnail=n=50,scale=in_color_matrix`))
+  const boxed = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'avi', seekSeconds: 0, bestOf: 50, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, coverBox: { width: 640 }, colour })
+  assert.match(boxed[boxed.indexOf('-vf') + 1]!, /^scale=.*640.*,setsar=1,scale=.*,thumbnail=n=50,scale=in_color_matrix=bt709,format=pix_fmts=rgba\|rgb24$/)
 })
 
 test('a remote video is read over http from the range reader only, its demuxer still forced; sources in memory are refused', () => {
   const remote = videoInput({ location: 'remote', url: 'http://127.0.0.1:4567/token', port: 4567 })
   assert.deepEqual([remote.reads, remote.connectPort], [[], 4567], 'no file to read, one port to connect to')
   assertGuardedInput(probeArgs(remote, 'mov'), 'mov', 'http://127.0.0.1:4567/token', 'http,tcp')
-  assertGuardedInput(frameArgs({ input: remote, demuxer: 'matroska', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: false }), 'matroska', 'http://127.0.0.1:4567/token', 'http,tcp')
+  assertGuardedInput(frameArgs({ input: remote, demuxer: 'matroska', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: false, colour }), 'matroska', 'http://127.0.0.1:4567/token', 'http,tcp')
   assert.throws(() => videoInput({ location: 'memory', bytes: new Uint8Array(1) }), /internal/)
 })
 
@@ -61,7 +66,7 @@ test("ffmpeg's input report gives duration, frame size and stream count; metadat
     'Stream mapping:',
     '  Stream #0:0 -> #0:0 (h264 (native) -> ppm (native))'
   ].join('\n')
-  assert.deepEqual(parseInputReport(report), { duration: 3723.5, width: 1920, height: 1080, streams: 2 })
+  assert.deepEqual(parseInputReport(report), { duration: 3723.5, width: 1920, height: 1080, streams: 2, stream: { width: 1920, height: 1080, pixFmt: 'yuv420p', sar: [1, 1] } })
   assert.deepEqual(parseInputReport(''), { duration: undefined, width: 0, height: 0, streams: 0 })
 })
 
@@ -74,11 +79,15 @@ test('seek points stay inside the video', () => {
   assert.equal(seekPoint({ seconds: 3 }, undefined), 3)
 })
 
-test('PPM frames parse; anything else is unreadable', () => {
-  const frame = parsePpm(Buffer.concat([Buffer.from('P6\n2 1\n255\n'), Buffer.from([1, 2, 3, 4, 5, 6])]))
-  assert.deepEqual([frame.width, frame.height, [...frame.data]], [2, 1, [1, 2, 3, 4, 5, 6]])
-  for (const bad of ['', 'P6\n2 1\n255\n\u0001', 'P5\n1 1\n255\n\u0001', 'P6\n0 0\n255\n']) {
-    assert.throws(() => parsePpm(Buffer.from(bad, 'latin1')), { code: 'MEDIA_UNREADABLE' })
+test('PAM frames (8-bit RGB or RGBA) parse; anything else is unreadable', () => {
+  const pam = (depth: number, type: string, w = 2) => `P7\nWIDTH ${w}\nHEIGHT 1\nDEPTH ${depth}\nMAXVAL 255\nTUPLTYPE ${type}\nENDHDR\n`
+  const rgb = parsePam(Buffer.concat([Buffer.from(pam(3, 'RGB')), Buffer.from([1, 2, 3, 4, 5, 6])]))
+  assert.deepEqual([rgb.width, rgb.height, rgb.channels, [...rgb.data]], [2, 1, 3, [1, 2, 3, 4, 5, 6]])
+  const rgba = parsePam(Buffer.concat([Buffer.from(pam(4, 'RGB_ALPHA', 1)), Buffer.from([1, 2, 3, 4])]))
+  assert.deepEqual([rgba.width, rgba.channels, [...rgba.data]], [1, 4, [1, 2, 3, 4]])
+  const sixteen = 'P7\nWIDTH 1\nHEIGHT 1\nDEPTH 3\nMAXVAL 65535\nTUPLTYPE RGB\nENDHDR\n\u0001\u0001\u0001\u0001\u0001\u0001'
+  for (const bad of ['', pam(3, 'RGB') + '\u0001', pam(4, 'RGB') + '\u0001'.repeat(8), pam(3, 'RGB', 0), 'P6\n1 1\n255\n\u0001\u0001\u0001', sixteen]) {
+    assert.throws(() => parsePam(Buffer.from(bad, 'latin1')), { code: 'MEDIA_UNREADABLE' })
   }
 })
 

@@ -37,11 +37,13 @@ export interface ToolLimits {
    * of metadata a file chose to carry). Only the start of a line is tested.
    */
   keepLines?: RegExp
+  /** Called with each kept line as it comes (the caller may stop the tool early on what it says). */
+  onKeptLine?: (line: string) => void
   /** Resolve with the exit code instead of rejecting when the tool exits non-zero. */
   anyExitCode?: boolean
 }
 
-export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, reads = [], connectPort, keepLines, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
+export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, children, sandbox, reads = [], connectPort, keepLines, onKeptLine, anyExitCode = false }: ToolLimits): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted()
     const live = new Int32Array(children)
@@ -56,7 +58,9 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
     /** The start of the line being received (only what keepLines needs). */
     let line = ''
     const keep = (text: string) => {
-      if (keepLines !== undefined && kept.length < MAX_KEPT_LINES && keepLines.test(text)) kept.push(text.slice(0, MAX_KEPT_LINE_CHARS))
+      if (keepLines === undefined || kept.length >= MAX_KEPT_LINES || !keepLines.test(text)) return
+      kept.push(text.slice(0, MAX_KEPT_LINE_CHARS))
+      onKeptLine?.(kept.at(-1)!)
     }
     let failure: unknown
     let killTimer: NodeJS.Timeout | undefined

@@ -10,6 +10,7 @@ import { processStat, processTree } from '../../../load/sampler.ts'
 import type { FastifyInstance } from 'fastify'
 import { decoderProcesses, environNames, gone, procText, waitFor } from '../../faults/helpers.ts'
 import { frameArgs, probeArgs } from '../../../workers/ffmpeg-args.ts'
+import { colourPath } from '../../../workers/stream-colour.ts'
 import { videoInput } from '../../../workers/video-input.ts'
 import { TOOL_MARKER } from '../../../workers/tools/index.ts'
 import { runTool, type ToolLimits } from '../../../workers/tools/run-tool.ts'
@@ -51,7 +52,7 @@ test('the zygote library is built (npm ci builds it with the C compiler that .ci
 
 test('frames and probes forked from the zygote are what the tools run afresh give, also two at once', async () => {
   const video = await mediaPath('mp4-h264')
-  const args = frameArgs({ input: videoInput({ location: 'file', path: video }), demuxer: 'mov', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 50_000_000, maxStreams: 32, report: false, coverBox: { width: 640 } })
+  const args = frameArgs({ input: videoInput({ location: 'file', path: video }), demuxer: 'mov', seekSeconds: 1, bestOf: 0, threads: 1, maxPixels: 50_000_000, maxStreams: 32, report: false, coverBox: { width: 640 }, colour: colourPath({ width: 1920, height: 1080 }) })
   const fresh = await run('ffmpeg', args, { encoding: 'buffer', maxBuffer: 1 << 26 })
   const [a, b] = await Promise.all([runTool('ffmpeg', args, limits(undefined, [video])), runTool('ffmpeg', args, limits(undefined, [video]))])
   for (const forked of [a, b]) {
