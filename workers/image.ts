@@ -2,7 +2,7 @@
 // same for both. sharp (libvips) does the work; the limits are set on every input.
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
-import { MAX_OUTPUT_SIDE } from '../contract/limits.ts'
+import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import type { RawFrame } from './ppm.ts'
@@ -18,7 +18,8 @@ sharp.block({ operation: ['VipsForeignLoad'] })
 sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp', 'VipsForeignLoadNsgif', 'VipsForeignLoadHeif'] })
 
 const decodeOptions = (ctx: JobContext, animated = false) => ({
-  limitInputPixels: ctx.settings.maxInputPixels,
+  // All frames of an animation make one tall image: its budget (checked from the header) bounds them, each frame the limit.
+  limitInputPixels: animated ? ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels : ctx.settings.maxInputPixels,
   // 'warning' turns truncated or corrupt data into an error instead of a half-grey picture.
   failOn: 'warning' as const,
   // An animated GIF/WebP: every frame, as one tall image (workers/animation.ts); else the first frame only.
