@@ -62,3 +62,11 @@ export function webpFrameLying (webp: Buffer, lie: { xOffsetHalf?: number, width
   if (lie.widthMinusOne !== undefined) copy.writeUIntLE(lie.widthMinusOne, payload + 6, 3)
   return copy
 }
+
+/** A 3-frame GIF whose third frame's first LZW code (3 bits) is 7, a code not defined yet: the first two frames decode. */
+export function gifWithBadThirdFrame (): Buffer {
+  const gif = gifOf({ width: 4, height: 4, frames: 3 })
+  // The last frame's 23 bytes end one before the trailer; its first data byte is its 21st.
+  gif[gif.length - 1 - 23 + 20] = 7 | (7 << 3) | ((5 << 6) & 0xff)
+  return gif
+}
