@@ -2,14 +2,13 @@
 // same for both. sharp (libvips) does the work; the limits are set on every input.
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
-import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
+import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
+import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
-
-const MAX_ANIMATION_PIXELS_FACTOR = 4
 
 // Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
 // sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
@@ -18,12 +17,13 @@ sharp.cache(false)
 sharp.block({ operation: ['VipsForeignLoad'] })
 sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp', 'VipsForeignLoadNsgif', 'VipsForeignLoadHeif'] })
 
-const decodeOptions = (ctx: JobContext) => ({
-  limitInputPixels: ctx.settings.maxInputPixels,
+const decodeOptions = (ctx: JobContext, animated = false) => ({
+  // All frames of an animation make one tall image: its budget (checked from the header) bounds them, each frame the limit.
+  limitInputPixels: animated ? ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels : ctx.settings.maxInputPixels,
   // 'warning' turns truncated or corrupt data into an error instead of a half-grey picture.
   failOn: 'warning' as const,
-  // First frame of animated GIF/WebP only.
-  pages: 1
+  // An animated GIF/WebP: every frame, as one tall image (workers/animation.ts); else the first frame only.
+  pages: animated ? -1 : 1
 })
 
 /**
@@ -44,12 +44,12 @@ export function storedImage (ref: JobSource['ref']): Uint8Array | string {
   return ref.location === 'memory' ? ref.bytes : ref.path
 }
 
-export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert'): Sharp {
+export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert', animated = false): Sharp {
   if ('raw' in input) {
     const { data, width, height, channels } = input.raw
     return sharp(data, { raw: { width, height, channels } })
   }
-  return sharp('bytes' in input ? input.bytes : input.path, { ...decodeOptions(ctx), ignoreIcc: colour === 'untagged' })
+  return sharp('bytes' in input ? input.bytes : input.path, { ...decodeOptions(ctx, animated), ignoreIcc: colour === 'untagged' })
 }
 
 /**
@@ -76,18 +76,22 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size, colour } = await inspect(input, ctx)
+    const { size, colour, header } = await inspect(input, ctx)
     const [width, height] = outputSize(size, options)
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
+    const frames = framesKept(header, options)
+    checkAnimationOutput(frames, width, height, ctx.settings)
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
-    const pipeline = open(input, ctx, colour).rotate().timeout({ seconds })
+    const pipeline = open(input, ctx, colour, frames > 1).rotate().timeout({ seconds })
     if (colour === 'keep') pipeline.keepIccProfile()
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
     const background = options.format === 'jpeg' ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
-    if (options.width !== undefined || options.height !== undefined) {
+    if (frames > 1 && needsFirstFrameCrop(options)) {
+      applyCrop(pipeline, options, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), options))
+    } else if (options.width !== undefined || options.height !== undefined) {
       pipeline.resize({
         width: options.width,
         height: options.height,
@@ -101,6 +105,8 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (options.format === 'jpeg') pipeline.flatten({ background })
     // PNG is lossless here: sharp's png({ quality }) would switch to a palette.
     if (options.format === 'png') pipeline.png()
+    // GIF has no quality: sharp's encoder (cgif, libimagequant) picks each frame's palette.
+    else if (options.format === 'gif') pipeline.gif()
     else pipeline.toFormat(options.format, { quality: options.quality })
     const { data, info } = await pipeline.toBuffer({ resolveWithObject: true })
     return { data, format: options.format, width: info.width, height: info.height }
@@ -109,17 +115,15 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   }
 }
 
-/** Display size of the input (EXIF orientations 5-8 swap the sides) and its colour handling; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour }> {
-  if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert' }
+/** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader }> {
+  if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
-  const frames = meta.pages ?? 1
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
-  if (frames > MAX_ANIMATION_FRAMES || frames * w * h > MAX_ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels) {
-    throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames of ${w}x${h} exceeds the limits`)
-  }
-  return { size: (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h], colour: colourHandling(meta) }
+  const header = { frames: meta.pages ?? 1, width: w, height: h, orientation: meta.orientation ?? 1 }
+  checkAnimationInput(header, ctx.settings)
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), header }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

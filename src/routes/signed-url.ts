@@ -60,7 +60,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     config: { jobKind: 'thumbnail' },
     schema: {
       summary: 'Thumbnail or resize of a URL source, by a signed GET URL in imgproxy\'s dialect',
-      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options: rs, s, rt, w, h, el, g (sm: smart), q, f/ext, bg, pr (URL_PRESETS), vts, at, frame, vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension). No bearer key.',
+      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options: rs, s, rt, w, h, el, g (sm: smart), q, f/ext (gif too; no format: a GIF source answers GIF), bg, pr (URL_PRESETS), vts, at, frame, da (disable_animation: an animated source\'s still first frame), vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension), vta (video_thumbnail_animation: a looping WebP/GIF preview of a video). No bearer key.',
       tags: ['jobs'],
       response: { 200: IMAGE_REPLY, 304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' }, ...errorResponses(['NOT_FOUND', 'UNAUTHORIZED', 'REQUEST_TIMEOUT']) }
     }
@@ -70,6 +70,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     // The extension, if any, is in options.format already.
     const { source, extension, options } = parse(path, config.urlPresets)
     if (options.storyboard !== undefined) return storyboardReply(request, reply, { path, extension, source, options, signer })
+    if (options.preview !== undefined) return previewReply(request, reply, { path, source, options })
     if (options.autoFit === true) throw new errors.BadOptions('rs:auto with both sides is not supported; use fit or fill')
     if (options.format === 'vtt') throw new errors.BadOptions('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
     const asked = options.format
@@ -92,7 +93,8 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
         background: options.background === undefined ? undefined : `#${options.background}`,
         format: format ?? (job.media.kind === 'image' ? sameFormat(job.media) : 'jpeg'),
         quality: options.quality ?? DEFAULT_QUALITY,
-        withoutEnlargement: options.withoutEnlargement
+        withoutEnlargement: options.withoutEnlargement,
+        ...(options.animated === false ? { animated: false } : {})
       }
       // Shared: it stops when every client waiting for it has left (or at the deadline, or on a remote video's failed range read).
       const stop = sharedStop(signal, fetched.failed)
@@ -135,6 +137,42 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       if (asked !== 'vtt') return sendImage(reply, { ...result, value: { ...result.value, data: result.value.sprite } }, etag, false, cacheControl)
       const sprite = spriteUrl(path, extension!, signer)
       return reply.header('content-type', 'text/vtt; charset=utf-8').header('etag', etag).header('cache-control', cacheControl).send(webVtt(result.value, sprite))
+    })
+  }
+
+  /**
+   * video_thumbnail_animation (imgproxy Pro's vta): a looping preview of the video, animated WebP (default, and
+   * for auto when Accept takes it) or GIF (@gif, or auto without WebP); vts sets where it starts.
+   */
+  async function previewReply (request: FastifyRequest, reply: FastifyReply, { path, source, options }: Pick<ParsedPath, 'source' | 'options'> & { path: string }) {
+    const asked = options.format ?? 'webp'
+    if (asked !== 'webp' && asked !== 'gif' && asked !== 'auto') throw new errors.BadOptions('a video_thumbnail_animation is webp or gif')
+    const format = asked === 'auto' ? (negotiate(request.headers.accept) === 'jpeg' ? 'gif' : 'webp') : asked
+    const { step, delay, frames, frameWidth, frameHeight, fit, trim } = options.preview!
+    return shared.withShared(`${path}\n${format}`, async () => {
+      const fetched = await app.sources.fetchUrl(source, undefined, { remoteVideos: true })
+      return { source: fetched, etag: entityTag(fetched.identity, 'preview', { ...normalisedOptions(options), format }) }
+    }, ({ source: fetched }) => {
+      const job = jobSource(fetched)
+      if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
+      app.mediaTools.assertVideo()
+      const start = videoOptions({ at: options.at }).at
+      return app.jobs.run({
+        kind: 'preview',
+        source: job,
+        frames,
+        ...(start === undefined ? {} : { start }),
+        ...(step === undefined ? {} : { step, trim }),
+        ...(frameWidth === 0 ? {} : { width: frameWidth }),
+        ...(frameHeight === 0 ? {} : { height: frameHeight }),
+        fit,
+        delay,
+        format,
+        quality: options.quality ?? DEFAULT_QUALITY
+      }, { signal: fetched.failed })
+    }, async ({ etag }, animation) => {
+      if (notModified(request, reply, etag, asked === 'auto', cacheControl)) return reply.send()
+      return sendImage(reply, await animation(), etag, asked === 'auto', cacheControl)
     })
   }
 

@@ -161,8 +161,11 @@ function finish (draft: Draft): ThumbdUrlOptions {
     at: draft.at,
     frame: draft.frame,
     storyboard: draft.storyboard,
+    preview: draft.preview,
+    animated: draft.animated,
     cacheBuster: draft.cacheBuster
   }
+  if (options.preview !== undefined && options.storyboard !== undefined) throw new UrlOptionError('video_thumbnail_animation and video_thumbnail_tile cannot be combined')
   if (options.format === 'vtt' && options.storyboard === undefined) throw new UrlOptionError('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
   // Unset settings are left out, so that equal options compare equal however they were reached.
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as unknown as ThumbdUrlOptions
@@ -196,7 +199,10 @@ export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quali
     quality: options.quality ?? defaults.quality,
     storyboard: options.storyboard ?? null,
     width: options.width ?? null,
-    withoutEnlargement: options.withoutEnlargement
+    withoutEnlargement: options.withoutEnlargement,
+    // Only when set, so the tags of URLs without them stay as they were.
+    ...(options.animated === false ? { animated: false } : {}),
+    ...(options.preview === undefined ? {} : { preview: options.preview })
   }
   return Object.fromEntries(Object.keys(plain).sort().map(key => [key, plain[key]]))
 }
