@@ -28,6 +28,8 @@ const { values: flags } = parseArgs({
     // --peer imgproxy=PATH --photos DIR [--peer-only]: thumbd against imgproxy on real photos (peer.ts).
     peer: { type: 'string' },
     photos: { type: 'string' },
+    // --width N: the thumbnail width of the peer bench (320 by default; see peer.ts for why another helps).
+    width: { type: 'string' },
     'peer-only': { type: 'boolean', default: false }
   }
 })
@@ -48,14 +50,15 @@ await warmCompileCache()
 
 if (flags.peer !== undefined) {
   const imgproxy = /^imgproxy=(.+)$/.exec(flags.peer)?.[1]
-  if (imgproxy === undefined || flags.photos === undefined) {
-    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--peer-only]\n')
+  const width = Number(flags.width ?? 320)
+  if (imgproxy === undefined || flags.photos === undefined || !Number.isInteger(width) || width < 1) {
+    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--width N] [--peer-only]\n')
     process.exit(2)
   }
-  const rows = await comparePeer({ imgproxy, photos: flags.photos, seconds, repeats, connections: 8, say })
+  const rows = await comparePeer({ imgproxy, photos: flags.photos, width, seconds, repeats, connections: 8, say })
   await mkdir(outDir, { recursive: true })
-  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, rows }, null, 2) + '\n')
-  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), 8 connections, median of ${repeats} alternating run(s) of ${seconds} s`, '', ...peerTable(rows), ''].join('\n'))
+  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, width, rows }, null, 2) + '\n')
+  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), ${width} px, 8 connections, median of ${repeats} alternating run(s) of ${seconds} s`, '', ...peerTable(rows), ''].join('\n'))
   if (flags['peer-only']) process.exit(0)
 }
 const server = await startServer({ EXECUTION_MODE: 'pool' })

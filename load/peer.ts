@@ -1,7 +1,7 @@
 // npm run bench -- --peer imgproxy=PATH --photos DIR: thumbd against imgproxy, the image service a user
 // would otherwise pick, on the same photos from the same loopback static server, alternating runs on the same
-// cores. Each photo is thumbnailed to 320 px at quality 80, JPEG and WebP out: by thumbd from its URL (POST
-// JSON), by thumbd from an upload, and by imgproxy from its signed GET URL. imgproxy is built by the user
+// cores. Each photo is thumbnailed to 320 px (or --width) at quality 80, JPEG and WebP out: by thumbd from
+// its URL (POST JSON), by thumbd from an upload, and by imgproxy from its signed GET URL. imgproxy is built by the user
 // from its public source (docs/benchmarks.md says how); nothing of it is in this repository.
 import { spawn } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
@@ -17,6 +17,13 @@ import { startStaticServer } from './static-server.ts'
 export interface PeerSettings {
   imgproxy: string
   photos: string
+  /**
+   * Thumbnail width. The two servers shrink a JPEG on load by different rules: imgproxy by the largest of
+   * 8/4/2 that the reduction allows, sharp by one step less when the reduction's integer part equals it (a
+   * 2560 px photo to 320 px: 1/8 against 1/4, ~4 ms more decode at 4 MP). At a width where both pick the same
+   * factor (2560 to 256 px: 1/8 both) the ratio shows the rest.
+   */
+  width: number
   seconds: number
   repeats: number
   connections: number
@@ -55,8 +62,8 @@ async function startImgproxy (binary: string) {
     if (i > 300 || child.exitCode !== null) throw new Error(`imgproxy (${binary}) did not start`)
     await new Promise(resolve => setTimeout(resolve, 100))
   }
-  const url = (source: string, format: string) => {
-    const path = `/rs:fit:320:0/q:80/plain/${source}@${format === 'jpeg' ? 'jpg' : format}`
+  const url = (source: string, format: string, width: number) => {
+    const path = `/rs:fit:${width}:0/q:80/plain/${source}@${format === 'jpeg' ? 'jpg' : format}`
     return `${base}/${signImgproxyPath(path, key, salt)}${path}`
   }
   const running = () => child.exitCode === null && child.signalCode === null
@@ -74,7 +81,7 @@ async function startImgproxy (binary: string) {
   }
 }
 
-export async function comparePeer ({ imgproxy, photos, seconds, repeats, connections, say }: PeerSettings): Promise<PeerRow[]> {
+export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, connections, say }: PeerSettings): Promise<PeerRow[]> {
   const names = (await readdir(photos)).filter(name => /\.jpe?g$/i.test(name)).sort()
   if (names.length === 0) throw new Error(`no .jpg photos in ${photos}`)
   const statics = await startStaticServer(photos)
@@ -98,9 +105,9 @@ export async function comparePeer ({ imgproxy, photos, seconds, repeats, connect
         const source = `${statics.base}/${encodeURIComponent(name)}`
         const auth = { authorization: `Bearer ${thumbd.apiKey}` }
         const runs = {
-          thumbdUrl: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width: 320, quality: 80, format }))),
-          thumbdUpload: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail?width=320&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
-          imgproxy: () => measure(peer.pid, peer.url(source, format), 'GET', {}, Buffer.alloc(0))
+          thumbdUrl: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width, quality: 80, format }))),
+          thumbdUpload: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
+          imgproxy: () => measure(peer.pid, peer.url(source, format, width), 'GET', {}, Buffer.alloc(0))
         }
         const figures: Record<keyof typeof runs, PeerFigures[]> = { thumbdUrl: [], thumbdUpload: [], imgproxy: [] }
         // Alternating, so that a noisy minute on a shared machine hits every contender alike.

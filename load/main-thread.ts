@@ -1,0 +1,57 @@
+// node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S]: the CPU thumbd's main thread
+// spends per request, by route (the photo by URL from a loopback origin, and as an upload), against what the
+// rest of its process tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and
+// from the two how many pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat.
+import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { basename, dirname } from 'node:path'
+import { parseArgs } from 'node:util'
+import { fire } from './cannon.ts'
+import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
+import { startServer, warmCompileCache } from './server-process.ts'
+import { startStaticServer } from './static-server.ts'
+
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { width: { type: 'string', default: '320' }, connections: { type: 'string', default: '4' }, duration: { type: 'string', default: '8' } }
+})
+const photoPath = positionals[0]
+if (photoPath === undefined) {
+  process.stderr.write('usage: node load/main-thread.ts PHOTO.jpg [--width N] [--connections N] [--duration S]\n')
+  process.exit(2)
+}
+const [width, connections, seconds] = [Number(flags.width), Number(flags.connections), Number(flags.duration)]
+
+/** CPU seconds of the main thread (its tid is the pid: utime + stime of its task) and of the whole process tree. */
+function cpu (pid: number): { main: number, tree: number } {
+  const text = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const mainTicks = Number(fields[11]) + Number(fields[12])
+  return { main: mainTicks / CLOCK_TICKS_PER_SECOND, tree: processTree(pid).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND }
+}
+
+await warmCompileCache()
+const photo = await readFile(photoPath)
+const statics = await startStaticServer(dirname(photoPath))
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+const auth = { authorization: `Bearer ${thumbd.apiKey}` }
+const routes = {
+  url: () => ({ url: `${thumbd.base}/api/thumbnail`, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ url: `${statics.base}/${encodeURIComponent(basename(photoPath))}`, width, quality: 80, format: 'jpeg' })) }),
+  upload: () => ({ url: `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=jpeg`, headers: { ...auth, 'content-type': 'image/jpeg' }, body: photo })
+}
+try {
+  for (let round = 0; round < 2; round++) {
+    for (const [route, request] of Object.entries(routes)) {
+      const before = cpu(thumbd.pid)
+      const result = await fire({ ...request(), connections, durationSeconds: seconds }).result
+      const after = cpu(thumbd.pid)
+      const ok = result.statusCodeStats['200']?.count ?? 0
+      const main = (after.main - before.main) * 1000 / ok
+      const rest = (after.tree - before.tree) * 1000 / ok - main
+      process.stdout.write(`${route}: ${ok} ok (${(ok / result.duration).toFixed(1)}/s); main thread ${main.toFixed(2)} ms, the rest ${rest.toFixed(1)} ms per request: one event loop feeds ${(rest / main).toFixed(1)} cores\n`)
+    }
+  }
+} finally {
+  await thumbd.stop()
+  await statics.close()
+}
