@@ -60,6 +60,15 @@ function range ({ minimum, maximum, exclusiveMinimum }: Schema): string {
   return low === '' ? ` of at most ${maximum}` : minimum === undefined ? ` ${low}, at most ${maximum}` : ` ${low} to ${maximum}`
 }
 
+/** Longest piece of the client's own text a message repeats: a 60 KB value must not come back (or reach the log) whole. */
+const ECHO_CHARS = 64
+
+/** The client's text as JSON (quoted, control characters escaped, so it cannot forge a log line), cut to ECHO_CHARS. */
+function echo (value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > ECHO_CHARS ? `${text.slice(0, ECHO_CHARS)}…` : text
+}
+
 /**
  * The first refusal of a validation, in one line. Of several errors at one place (a union's branches, then
  * the union), the last one is described: its schema is the whole union.
@@ -72,7 +81,7 @@ export function describeSchemaErrors (errors: readonly SchemaError[] | null | un
   if (error.keyword === 'additionalProperties') {
     const known = Object.keys(object?.properties ?? {})
     const list = known.length === 0 ? `no ${naming.noun}s are taken here` : `the ${naming.noun}s are: ${known.join(', ')}`
-    return `unknown ${naming.noun} "${String(error.params.additionalProperty)}"; ${list}`
+    return `unknown ${naming.noun} ${echo(error.params.additionalProperty)}; ${list}`
   }
   if (error.keyword === 'required') {
     const name = String(error.params.missingProperty)
@@ -82,7 +91,7 @@ export function describeSchemaErrors (errors: readonly SchemaError[] | null | un
   const name = error.instancePath.replace(/^\//, '').split('/')[0] || naming.noun
   const schema = naming.schemaOf?.(name) as Schema | undefined ?? object
   const value = 'data' in error ? error.data : naming.valueOf?.(name)
-  const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`
+  const got = value === undefined ? '' : ` (got ${echo(value)})`
   const lengthOnly = error.keyword === 'minLength' || error.keyword === 'maxLength'
   return `${name} must be ${schema === undefined ? error.message ?? 'valid' : accepts(schema, lengthOnly)}${got}`
 }

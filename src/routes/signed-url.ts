@@ -149,10 +149,10 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     if (asked !== 'webp' && asked !== 'gif' && asked !== 'auto') throw new errors.BadOptions('a video_thumbnail_animation is webp or gif')
     const format = asked === 'auto' ? (negotiate(request.headers.accept) === 'jpeg' ? 'gif' : 'webp') : asked
     const { step, delay, frames, frameWidth, frameHeight, fit, trim } = options.preview!
-    return shared.withShared(`${path}\n${format}`, async () => {
-      const fetched = await app.sources.fetchUrl(source, undefined, { remoteVideos: true })
+    return shared.withShared(`${redenormalizePath(path)}\n${format}`, request.clientGone, async (signal) => {
+      const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
       return { source: fetched, etag: entityTag(fetched.identity, 'preview', { ...normalisedOptions(options), format }) }
-    }, ({ source: fetched }) => {
+    }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
       app.mediaTools.assertVideo()
@@ -169,7 +169,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
         delay,
         format,
         quality: options.quality ?? DEFAULT_QUALITY
-      }, { signal: fetched.failed })
+      }, sharedStop(signal, fetched.failed))
     }, async ({ etag }, animation) => {
       if (notModified(request, reply, etag, asked === 'auto', cacheControl)) return reply.send()
       return sendImage(reply, await animation(), etag, asked === 'auto', cacheControl)

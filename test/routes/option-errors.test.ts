@@ -49,7 +49,7 @@ describe('option errors name the option and what it accepts', () => {
   test('a bad value is named with what the option accepts: allowed values, a range, or its form', async (t) => {
     const app = await build(t, { POOL_THREADS: '1' })
     const cases: Array<[string, string[]]> = [
-      ['/api/thumbnail?format=gif', ['format', '"gif"', 'jpeg, png, webp, avif, auto']],
+      ['/api/thumbnail?format=bmp', ['format', '"bmp"', 'jpeg, png, webp, avif, gif, auto']],
       ['/api/thumbnail?fit=crop', ['fit', 'cover, contain, fill, inside, outside']],
       ['/api/thumbnail?at=-1', ['at', '"-1"', 'seconds (12.5)', 'percentage of the duration (10%)']],
       ['/api/thumbnail?frame=first', ['frame', 'exact, best']],
@@ -67,8 +67,23 @@ describe('option errors name the option and what it accepts', () => {
     ]
     for (const [url, pieces] of cases) assertNames(await refusal(app, url, JPEG, BYTES), ...pieces)
     // The same words for JSON and multipart carriers.
-    assertNames(await refusal(app, '/api/thumbnail', 'application/json', JSON.stringify({ url: 'https://example.com/a.jpg', format: 'gif' })), 'format', 'jpeg, png, webp, avif, auto')
-    assertNames(await refusal(app, '/api/resize', 'multipart/form-data; boundary=B', multipart({ format: 'gif' })), 'format', 'jpeg, png, webp, avif, auto')
+    assertNames(await refusal(app, '/api/thumbnail', 'application/json', JSON.stringify({ url: 'https://example.com/a.jpg', format: 'bmp' })), 'format', 'jpeg, png, webp, avif, gif, auto')
+    assertNames(await refusal(app, '/api/resize', 'multipart/form-data; boundary=B', multipart({ format: 'bmp' })), 'format', 'jpeg, png, webp, avif, gif, auto')
+  })
+})
+
+describe('what a refusal repeats of the client\'s text', () => {
+  test('a long value or option name comes back cut short, and a newline in it escaped', async (t) => {
+    const app = await build(t, { POOL_THREADS: '1' })
+    const long = 'x'.repeat(60_000)
+    const value = await refusal(app, '/api/thumbnail', 'application/json', JSON.stringify({ url: 'https://example.com/a.jpg', format: long }))
+    assertNames(value, 'format', 'jpeg, png')
+    assert.ok(value.message.length < 300, `${value.message.length} characters`)
+    const name = await refusal(app, '/api/thumbnail', 'application/json', JSON.stringify({ url: 'https://example.com/a.jpg', [`a\nb${long}`]: 1 }))
+    assert.equal(name.code, 'THUMBD_BAD_OPTIONS')
+    assert.ok(name.message.length < 500, `${name.message.length} characters`)
+    assert.ok(name.message.includes('"a\\nb'), name.message)
+    assert.ok(!name.message.includes('\n'), 'no raw newline')
   })
 })
 
