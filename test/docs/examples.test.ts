@@ -23,6 +23,7 @@ const FILES: Record<string, () => Promise<Buffer>> = {
   'clip.mp4': () => media('mp4-h264'),
   'clip.mov': () => media('mov'),
   'talk.webm': () => media('webm-vp8'),
+  'talk.mp4': () => media('mp4-h264'),
   // A logo: a shape on transparency, as logos are.
   'logo.png': () => sharp({ create: { width: 400, height: 200, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
     .composite([{ input: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><circle cx="200" cy="100" r="90" fill="#c03"/></svg>') }])
@@ -30,7 +31,7 @@ const FILES: Record<string, () => Promise<Buffer>> = {
 }
 
 /** The format each output's extension promises (sharp calls AVIF heif). */
-const FORMAT_OF: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'heif' }
+const FORMAT_OF: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'heif', gif: 'gif' }
 
 async function assertIsWhatItsNameSays (path: string, where: string) {
   assert.ok(existsSync(path), `${where}: ${path} was written`)
