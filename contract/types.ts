@@ -20,6 +20,20 @@ export interface ImageOptions {
   format: OutputFormat
   quality: number
   withoutEnlargement: boolean
+  /** GET URLs: imgproxy's sizing rules instead of sharp's (workers/image-geometry.ts); a background flattens every format. */
+  url?: UrlGeometry
+  /** GET URLs (imgproxy's max_bytes): a lossy format's quality is lowered until the result fits. */
+  maxBytes?: number
+}
+
+/** imgproxy's resizing type and the scale factors of its URLs. */
+export interface UrlGeometry {
+  type: 'fit' | 'fill' | 'fill-down' | 'force' | 'auto'
+  enlarge: boolean
+  dpr: number
+  zoom: [number, number]
+  minWidth?: number
+  minHeight?: number
 }
 
 /** Where in a video to take the frame: seconds from the start, or a share of the duration. */

@@ -4,6 +4,8 @@ import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
+import { encodeToFit, lossyOptions } from './image-encode.ts'
+import { urlResize } from './image-geometry.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
@@ -77,7 +79,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   ctx.signal.throwIfAborted()
   try {
     const { size, colour } = await inspect(input, ctx)
-    const [width, height] = outputSize(size, options)
+    // GET URLs size as imgproxy does; undefined: no resize at all.
+    const sizing = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
+    const [width, height] = outputSize(size, sizing)
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
@@ -86,22 +90,28 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (colour === 'keep') pipeline.keepIccProfile()
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
-    const background = options.format === 'jpeg' ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
-    if (options.width !== undefined || options.height !== undefined) {
+    // A GET URL's background flattens every format, as imgproxy does whenever bg is set.
+    const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
+    const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
+    if (sizing.width !== undefined || sizing.height !== undefined) {
       pipeline.resize({
-        width: options.width,
-        height: options.height,
-        fit: options.fit,
+        width: sizing.width,
+        height: sizing.height,
+        fit: sizing.fit,
         position: options.position,
         background,
-        withoutEnlargement: options.withoutEnlargement
+        withoutEnlargement: sizing.withoutEnlargement
       })
     }
     // JPEG has no alpha: transparent areas become the background (white unless asked otherwise), not black.
-    if (options.format === 'jpeg') pipeline.flatten({ background })
+    if (flatten) pipeline.flatten({ background })
     // PNG is lossless here: sharp's png({ quality }) would switch to a palette.
+    if (options.maxBytes !== undefined && options.format !== 'png') {
+      const { data, info } = await encodeToFit(pipeline, options, options.maxBytes)
+      return { data, format: options.format, width: info.width, height: info.height }
+    }
     if (options.format === 'png') pipeline.png()
-    else pipeline.toFormat(options.format, { quality: options.quality })
+    else pipeline.toFormat(options.format, lossyOptions(options))
     const { data, info } = await pipeline.toBuffer({ resolveWithObject: true })
     return { data, format: options.format, width: info.width, height: info.height }
   } catch (err) {

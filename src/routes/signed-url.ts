@@ -3,11 +3,13 @@
 // dialect and signature scheme (src/signed-urls/). No bearer key: the signature is the credential. The
 // source goes through the same guarded fetch, sniffing, limits, pool and admission as a POSTed URL, and
 // identical URLs asked at once share one fetch and one job (signed-urls/shared-work.ts).
+import { readFile } from 'node:fs/promises'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
-import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath } from '../signed-urls/parse.ts'
+import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath, type ThumbdUrlOptions } from '../signed-urls/parse.ts'
+import type { SpooledSource } from '../sources/spool.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signedUrlPath, signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
@@ -18,6 +20,40 @@ import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { ImageOptions, OutputFormat } from '../../contract/types.ts'
 
 const PREFIX = '/i/'
+
+/** What the worker does for a GET URL: imgproxy's sizing, and the quality q, fq or FORMAT_QUALITY give the format. */
+function imageOptions (options: ThumbdUrlOptions, format: OutputFormat, defaults: Config['formatQuality']): ImageOptions {
+  const type = options.autoFit === true ? 'auto' : options.fillDown === true ? 'fill-down' : options.fit === 'cover' ? 'fill' : options.fit === 'fill' ? 'force' : 'fit'
+  return {
+    width: options.width,
+    height: options.height,
+    fit: options.fit,
+    position: options.position,
+    background: options.background === undefined ? undefined : `#${options.background}`,
+    format,
+    quality: options.quality ?? options.formatQuality?.[format as keyof Config['formatQuality']] ?? defaults[format as keyof Config['formatQuality']] ?? DEFAULT_QUALITY,
+    withoutEnlargement: options.withoutEnlargement,
+    url: { type, enlarge: !options.withoutEnlargement, dpr: options.dpr ?? 1, zoom: options.zoom ?? [1, 1], minWidth: options.minWidth, minHeight: options.minHeight },
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+  }
+}
+
+/** fn and att: Content-Disposition as imgproxy sends it, the name's extension that of the reply. */
+function disposition (reply: FastifyReply, options: ThumbdUrlOptions, source: string, format: string): void {
+  if (options.filename === undefined && options.attachment === undefined) return
+  const base = options.filename ?? (decodeURIComponent(new URL(source).pathname.split('/').pop() ?? '').replace(/\.[^.]*$/, '') || 'image')
+  const name = `${base}.${format === 'jpeg' ? 'jpg' : format}`
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  reply.header('content-disposition', `${options.attachment === true ? 'attachment' : 'inline'}; filename="${ascii}"${ascii === name ? '' : `; filename*=UTF-8''${encodeURIComponent(name)}`}`)
+}
+
+/** A spooled source's bytes, from memory or its temp file. */
+async function sourceBytes (fetched: SpooledSource): Promise<Buffer> {
+  const { ref } = jobSource(fetched)
+  if (ref.location === 'memory') return Buffer.from(ref.bytes.buffer, ref.bytes.byteOffset, ref.bytes.byteLength)
+  if (ref.location === 'file') return readFile(ref.path)
+  throw new errors.BadOptions('skip_processing takes images, not remote videos')
+}
 
 /** What stops a shared job: its last client leaving, or its remote source failing. */
 const sharedStop = (stopped: AbortSignal, failed: AbortSignal | undefined) => ({ signal: failed === undefined ? stopped : AbortSignal.any([stopped, failed]) })
@@ -69,8 +105,9 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const signer = checkSignature(signature, path)
     // The extension, if any, is in options.format already.
     const { source, extension, options } = parse(path, config.urlPresets)
+    // As imgproxy: an expired URL is a 404, before anything is fetched.
+    if (options.expires !== undefined && options.expires * 1000 < Date.now()) throw new errors.UrlExpired(`it expired at ${new Date(options.expires * 1000).toISOString()}`)
     if (options.storyboard !== undefined) return storyboardReply(request, reply, { path, extension, source, options, signer })
-    if (options.autoFit === true) throw new errors.BadOptions('rs:auto with both sides is not supported; use fit or fill')
     if (options.format === 'vtt') throw new errors.BadOptions('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
     const asked = options.format
     const negotiated = asked === 'auto'
@@ -80,26 +117,25 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const video = videoOptions({ at: options.at, frame: options.frame })
     return shared.withShared(key, request.clientGone, async (signal) => {
       const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
-      return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format }) }
+      return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality }) }
     }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind === 'video') app.mediaTools.assertVideo()
-      const image: ImageOptions = {
-        width: options.width,
-        height: options.height,
-        fit: options.fit,
-        position: options.position,
-        background: options.background === undefined ? undefined : `#${options.background}`,
-        format: format ?? (job.media.kind === 'video' ? 'jpeg' : sameFormat(job.media)),
-        quality: options.quality ?? DEFAULT_QUALITY,
-        withoutEnlargement: options.withoutEnlargement
-      }
+      const image = imageOptions(options, format ?? (job.media.kind === 'video' ? 'jpeg' : sameFormat(job.media)), config.formatQuality)
       // Shared: it stops when every client waiting for it has left (or at the deadline, or on a remote video's failed range read).
       const stop = sharedStop(signal, fetched.failed)
       return job.media.kind === 'video' ? app.jobs.run({ kind: 'thumbnail', source: job, image, video }, stop) : app.jobs.run({ kind: 'resize', source: job, image }, stop)
-    }, async ({ etag }, image) => {
+    }, async ({ etag, source: fetched }, image) => {
       if (notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
-      return sendImage(reply, await image(), etag, negotiated, cacheControl)
+      const media = fetched.media
+      // skip_processing: a source of a listed format goes out as it came (imgproxy's skp).
+      if (media?.kind === 'image' && options.skipProcessing?.includes(media.format)) {
+        disposition(reply, options, source, media.format)
+        return reply.header('content-type', media.mime).header('etag', etag).header('cache-control', cacheControl).send(await sourceBytes(fetched))
+      }
+      const result = await image()
+      disposition(reply, options, source, result.value.format)
+      return sendImage(reply, result, etag, negotiated, cacheControl)
     })
   })
 

@@ -38,11 +38,29 @@ export interface ThumbdUrlOptions {
   frame?: 'exact' | 'best'
   storyboard?: UrlStoryboard
   cacheBuster?: string
+  /** rs:fill-down: crops to the box's aspect ratio when the source is smaller than the box (see workers/image-geometry.ts). */
+  fillDown?: true
+  /** Device pixel ratio: multiplies the sizes, never enlarging unless asked (imgproxy's dpr). */
+  dpr?: number
+  /** Zoom of width and height, applied after the resize's own scale. */
+  zoom?: [number, number]
+  minWidth?: number
+  minHeight?: number
+  /** Unix seconds after which the URL is refused (imgproxy: 404). */
+  expires?: number
+  /** Content-Disposition's file name (without extension) and whether it is an attachment. */
+  filename?: string
+  attachment?: true
+  /** Per-format quality (fq), over the configured defaults; q overrides it. */
+  formatQuality?: Partial<Record<'jpeg' | 'png' | 'webp' | 'avif', number>>
+  /** Lower the quality until the result fits (lossy formats), as imgproxy's max_bytes. */
+  maxBytes?: number
+  /** Source formats answered as they are, unprocessed. */
+  skipProcessing?: string[]
 }
 
 // imgproxy's resizing types. auto: see resolveFit. fill-down only differs from fill when the source is
-// smaller than the box and enlarging is off (imgproxy crops to the box's aspect ratio, sharp's cover
-// returns the source as is); thumbd takes sharp's behaviour rather than emulate it.
+// smaller than the box and enlarging is off (imgproxy crops to the box's aspect ratio): options say fillDown.
 export const FITS: Record<string, Fit> = { fit: 'inside', fill: 'cover', 'fill-down': 'cover', force: 'fill', auto: 'inside' }
 export const GRAVITIES: Record<string, Position> = { ce: 'centre', no: 'north', so: 'south', ea: 'east', we: 'west', noea: 'northeast', nowe: 'northwest', soea: 'southeast', sowe: 'southwest', sm: 'attention' }
 export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', auto: 'auto', vtt: 'vtt' }
@@ -50,7 +68,7 @@ export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', p
 export const BOOLS: Record<string, boolean> = Object.fromEntries(['1', 't', 'T', 'true', 'TRUE', 'True', '0', 'f', 'F', 'false', 'FALSE', 'False'].map((v, i) => [v, i < 6]))
 
 /** What the options say, before defaults: type is imgproxy's resizing type, background null unsets. */
-export type Draft = Omit<ThumbdUrlOptions, 'fit' | 'autoFit' | 'withoutEnlargement' | 'background'> & { type?: string, enlarge?: boolean, background?: string | null }
+export type Draft = Omit<ThumbdUrlOptions, 'fit' | 'autoFit' | 'fillDown' | 'withoutEnlargement' | 'background'> & { type?: string, enlarge?: boolean, background?: string | null }
 export type Put = <K extends keyof Draft>(field: K, value: Draft[K]) => void
 export type Handler = (args: string[], put: Put, name: string) => void
 
@@ -79,6 +97,15 @@ export function size (name: string, [width, height, enlarge, extend]: string[], 
   if (enlarge) put('enlarge', bool(name, enlarge))
   if (extend && bool(name, extend)) fail(name, 'extend is not supported')
 }
+/** A positive decimal up to `max` (dpr, zoom). */
+export function factor (name: string, value: string, max: number): number {
+  return /^\d{1,3}(\.\d{1,6})?$/.test(value) && Number(value) > 0 && Number(value) <= max ? Number(value) : fail(name, `"${value}" is not a number over 0 and at most ${max}`)
+}
+/** Options thumbd always does (or never can undo): true is taken, false is refused by name. */
+const always = (what: string): Handler => (args, _put, name) => { if (!bool(name, one(name, args))) fail(name, `thumbd always ${what}`) }
+const QUALITY_FORMATS = { jpeg: 'jpeg', jpg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif' } as const
+/** skip_processing's extensions, as the sniffed source formats they name. */
+const SKIPPABLE: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', gif: 'gif', heic: 'heic' }
 export function bool (name: string, value: string): boolean {
   return has(BOOLS, value) ? BOOLS[value]! : fail(name, `"${value}" is not a boolean (1 or 0)`)
 }
@@ -121,7 +148,7 @@ export const HANDLERS = new Map<string, Handler>(Object.entries({
   height: (args, put, name) => put('height', side(name, one(name, args))),
   enlarge: (args, put, name) => put('enlarge', bool(name, one(name, args))),
   gravity: (args, put, name) => {
-    if (args[0] === 'fp') fail(name, 'focus-point gravity (fp) is not supported')
+    if (args[0] === 'fp') fail(name, 'focus-point gravity (fp) is not supported yet')
     const position = pick(name, GRAVITIES, args[0]!, 'gravity')
     one(name, args, args[0] === 'sm' ? 1 : 3)
     // x/y offsets move the crop by pixels: sharp has no such thing, so only 0 (no offset) is taken.
@@ -147,14 +174,61 @@ export const HANDLERS = new Map<string, Handler>(Object.entries({
   frame: (args, put, name) => put('frame', pick(name, { exact: 'exact', best: 'best' } as const, one(name, args), 'frame')),
   video_thumbnail_tile: (args, put, name) => put('storyboard', storyboard(name, args)),
   // Changes only the URL (and so CDN keys and the ETag), as in imgproxy.
-  cachebuster: (args, put, name) => put('cacheBuster', one(name, args) || undefined)
+  cachebuster: (args, put, name) => put('cacheBuster', one(name, args) || undefined),
+  dpr: (args, put, name) => put('dpr', factor(name, one(name, args), 8)),
+  zoom: (args, put, name) => {
+    one(name, args, 2)
+    const x = factor(name, args[0]!, 8)
+    put('zoom', [x, args[1] === undefined || args[1] === '' ? x : factor(name, args[1], 8)])
+  },
+  'min-width': (args, put, name) => put('minWidth', side(name, one(name, args)) || undefined),
+  'min-height': (args, put, name) => put('minHeight', side(name, one(name, args)) || undefined),
+  strip_metadata: always('strips metadata (EXIF, XMP, IPTC)'),
+  auto_rotate: always('rotates by the EXIF orientation'),
+  expires: (args, put, name) => {
+    const value = one(name, args)
+    put('expires', /^\d{1,12}$/.test(value) ? Number(value) || undefined : fail(name, `"${value}" is not a Unix timestamp`))
+  },
+  filename: (args, put, name) => {
+    one(name, args, 2)
+    let text = args[0]!
+    if (args[1] !== undefined && args[1] !== '' && bool(name, args[1])) text = Buffer.from(text, 'base64url').toString('utf8')
+    else {
+      try {
+        text = decodeURIComponent(text)
+      } catch {
+        fail(name, 'invalid percent-encoding')
+      }
+    }
+    // A header value: control characters and quotes would break it.
+    if ([...text].some(c => c.charCodeAt(0) < 0x20 || c === '\x7f' || c === '"' || c === '\\') || text.length > 255) fail(name, 'a file name of at most 255 characters, without quotes, backslashes or control characters')
+    put('filename', text || undefined)
+  },
+  return_attachment: (args, put, name) => put('attachment', bool(name, one(name, args)) || undefined),
+  format_quality: (args, put, name) => {
+    if (args.length % 2 !== 0 || args[0] === '') fail(name, 'takes pairs of format and quality (jpeg:85:webp:80)')
+    const qualities: NonNullable<Draft['formatQuality']> = {}
+    for (let i = 0; i < args.length; i += 2) {
+      const format = pick(name, QUALITY_FORMATS, args[i]!.toLowerCase(), 'format')
+      const value = args[i + 1]!
+      const quality = /^\d{1,3}$/.test(value) && Number(value) <= 100 ? Number(value) : fail(name, `"${value}" is not a quality from 0 (default) to 100`)
+      if (quality > 0) qualities[format] = quality
+    }
+    put('formatQuality', qualities)
+  },
+  max_bytes: (args, put, name) => {
+    const value = one(name, args)
+    put('maxBytes', /^\d{1,10}$/.test(value) ? Number(value) || undefined : fail(name, `"${value}" is not a number of bytes`))
+  },
+  skip_processing: (args, put, name) => put('skipProcessing', args.map(ext => pick(name, SKIPPABLE, ext.toLowerCase(), 'extension'))),
 } satisfies Record<string, Handler>))
 export const ALIASES = new Map(('rs=resize s=size rt=resizing_type w=width h=height el=enlarge g=gravity q=quality f=format ext=format ' +
-  'bg=background vts=video_thumbnail_second vtt=video_thumbnail_tile cb=cachebuster pr=preset').split(' ').map(pair => pair.split('=') as [string, string]))
+  'bg=background vts=video_thumbnail_second vtt=video_thumbnail_tile cb=cachebuster pr=preset z=zoom mw=min-width mh=min-height ' +
+  'sm=strip_metadata ar=auto_rotate exp=expires fn=filename att=return_attachment fq=format_quality mb=max_bytes skp=skip_processing').split(' ').map(pair => pair.split('=') as [string, string]))
 // imgproxy's other options (open-source edition): named as unsupported rather than unknown.
-export const UNSUPPORTED = new Set(('min-width mw min-height mh zoom z dpr extend ex extend_aspect_ratio extend_ar exar crop c trim t ' +
-  'padding pd auto_rotate ar rotate rot flip fl blur bl sharpen sh pixelate pix watermark wm strip_metadata sm keep_copyright kcr ' +
-  'strip_color_profile scp preserve_hdr ph enforce_thumbnail eth format_quality fq max_bytes mb skip_processing skp raw expires exp ' +
-  'filename fn return_attachment att max_src_resolution msr max_src_file_size msfs max_animation_frames maf ' +
+export const UNSUPPORTED = new Set(('extend ex extend_aspect_ratio extend_ar exar crop c trim t ' +
+  'padding pd rotate rot flip fl blur bl sharpen sh pixelate pix watermark wm keep_copyright kcr ' +
+  'strip_color_profile scp preserve_hdr ph enforce_thumbnail eth raw ' +
+  'max_src_resolution msr max_src_file_size msfs max_animation_frames maf ' +
   'max_animation_frame_resolution mafr max_result_dimension mrd').split(' '))
 export const canonical = (name: string) => ALIASES.get(name) ?? name

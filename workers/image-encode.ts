@@ -1,0 +1,23 @@
+// How render() encodes, where GET URLs ask for imgproxy's output: JPEG keeps full chroma from quality 90
+// (libvips' own rule, which imgproxy keeps; sharp halves it at every quality), and max_bytes lowers a lossy
+// format's quality until the result fits, in imgproxy's steps (saveImageToFitBytes).
+import sharp, { type Sharp } from 'sharp'
+import type { ImageOptions } from '../contract/types.ts'
+
+/** Encoder options of a lossy format. */
+export function lossyOptions (options: ImageOptions, quality = options.quality) {
+  return options.format === 'jpeg' ? { quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0' } : { quality }
+}
+
+/** max_bytes: the pixels once, then encodes at falling quality until the result fits or the quality is 10 (the smallest then). */
+export async function encodeToFit (pipeline: Sharp, options: ImageOptions, maxBytes: number): Promise<{ data: Buffer, info: { width: number, height: number } }> {
+  const { data: pixels, info } = await pipeline.raw().toBuffer({ resolveWithObject: true })
+  const raw = { raw: { width: info.width, height: info.height, channels: info.channels } }
+  let quality = options.quality
+  for (;;) {
+    const data = await sharp(pixels, raw).toFormat(options.format, lossyOptions(options, quality)).toBuffer()
+    if (data.length <= maxBytes || quality <= 10) return { data, info }
+    const over = data.length / maxBytes
+    quality = Math.max(10, Math.round(quality * (over > 3 ? 0.25 : over > 1.5 ? 0.5 : 0.75)))
+  }
+}
