@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import sharp from 'sharp'
+import { heifSeeds, tileOf } from '../test/heif-boxes.ts'
 import { mutate, prng } from './mutate.ts'
 import { processTree, startSampler } from './sampler.ts'
 import { startServer } from './server-process.ts'
@@ -38,8 +39,12 @@ const seeds: Record<string, Buffer> = {
 /** Storyboards of the video seeds too, with the widest tiles. */
 const VIDEOS = new Set(['mp4', 'webm', 'tall'])
 const STORYBOARD_QUERY = '?count=4&columns=1&width=640'
-// HEIF (HEVC inside) where libheif's encoder is installed (Debian: libheif-examples).
+// HEIF (HEVC inside) where libheif's encoder is installed (Debian: libheif-examples); from a 64x64 one, grids
+// and the hostile structures heif-decode refuses (test/heif-boxes.ts heifSeeds).
 await run('heif-enc', ['-q', '50', '-o', join(work, 'seed.heic'), join(work, 'avif-src.png')]).then(async () => { seeds.heic = await readFile(join(work, 'seed.heic')) }, () => {})
+await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=64x64', '-frames:v', '1'], 'tile.png')
+  .then(() => run('heif-enc', ['-q', '50', '-o', join(work, 'tile.heic'), join(work, 'tile.png')]))
+  .then(async () => Object.assign(seeds, heifSeeds(tileOf(await readFile(join(work, 'tile.heic'))))), () => {})
 
 const tmp = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-tmp-'))
 const urls = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-urls-'))

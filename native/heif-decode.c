@@ -2,13 +2,17 @@
 // stdout. Prebuilt sharp reads HEIF with AV1 inside only (HEVC is left out for patent reasons). Runs inside the
 // decoder sandbox (thumbd-sandbox-exec --read INPUT: no other file, no fork/exec, stdout a pipe).
 //
-//   heif-decode --max-pixels N [--fit MODE WIDTH HEIGHT] [--threads T] INPUT
+//   heif-decode --max-pixels N [--fit MODE WIDTH HEIGHT] [--threads T] [--max-threads N] INPUT
 //
 // Exit status, with one line on stderr unless 0:
 //   0  the PNG is on stdout
-//   2  not a decodable HEIF: "not heif", "truncated: ...", "nested derived images", or libheif's message
+//   2  not a decodable HEIF: "not heif", "truncated: ...", top-level boxes libheif would read otherwise than
+//      heif-boxes.c ("more than one meta box", a size-0 box), "nested derived images", an item whose HEVC SPS
+//      codes another size than its ispe declares, "too many decoding threads", or libheif's message
 //   3  refused before any pixel is decoded: "too large: WxH" (over --max-pixels), "too large: over N tile
-//      references", "too large: <libheif's message>" (its security limits, such as a side over 16384)
+//      references", "too large: item I codes WxH" (its SPS), "too large: <libheif's message>" (its security
+//      limits, such as a side over 16384); or while decoding, before the picture that would pass the budget:
+//      "too large: over N pixels to decode in all" (every picture decoded, heif-guards.h)
 //   1  anything else (INPUT unreadable, out of memory, stdout gone: the PNG is then cut short); 64 bad usage
 //
 // The PNG: 8-bit RGB, or RGBA with alpha (straight); display-oriented (libheif applies irot/imir/clap), so no
@@ -23,6 +27,8 @@
 // With --fit, a decoded image 4x or more larger than the output is also box-shrunk by part of the integer factor
 // libvips would box-shrink it by itself (see box_shrink_factor): the same output size, pixels within rounding.
 // --threads T: libheif's max_decoding_threads, tiles decoded at once (default 1; 0: on the main thread).
+// --max-threads N: threads alive at once besides the main one (default 2T + 2, see heif-guards.h); one more ends
+// the decode (exit 2).
 //
 // heif_init() is not called: in 1.15 it only loads plugins (a directory, LIBHEIF_PLUGIN_PATH); the built-in
 // decoders are there without it, and INPUT is the only file opened.
@@ -40,13 +46,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { EXIT_FAIL = 1, EXIT_INPUT = 2, EXIT_TOO_LARGE = 3, EXIT_USAGE = 64 };
+#include "heif-boxes.h"
+#include "heif-guards.h"
+
 /* The longest side accepted (libheif's own cap is 32768). libheif 1.15's limit is per side, not a pixel count,
  * and a grid canvas it cannot allocate is then written through a null pointer: 16384 keeps a square canvas
  * (3 x 256 MB planes, twice when rotated) well inside the sandbox's 4 GB. No camera writes a longer side. */
-enum { MAX_SIDE = 16384, MAX_INPUT_BYTES = 512 << 20, MAX_DERIVED = 64 };
-
-static int overrun;  /* a box claims more bytes than its parent has: the file is cut short */
+enum { MAX_SIDE = 16384, MAX_INPUT_BYTES = 512 << 20 };
 
 /* One line on stderr (libheif ends some messages with a newline of its own), then exit. */
 __attribute__((format(printf, 2, 3), noreturn)) static void fail (int code, const char *format, ...) {
@@ -64,7 +70,7 @@ static void check (struct heif_error error) {
   if (error.code == heif_error_Ok) return;
   if (error.subcode == heif_suberror_Security_limit_exceeded) fail(EXIT_TOO_LARGE, "too large: %s", error.message);
   if (error.code == heif_error_Memory_allocation_error) fail(EXIT_FAIL, "heif-decode: %s", error.message);
-  fail(EXIT_INPUT, overrun || error.subcode == heif_suberror_End_of_data ? "truncated: %s" : "%s", error.message);
+  fail(EXIT_INPUT, error.subcode == heif_suberror_End_of_data ? "truncated: %s" : "%s", error.message);
 }
 
 static unsigned long long number (const char *text) {
@@ -88,54 +94,6 @@ static uint8_t *read_input (const char *path, size_t *length) {
     if (n < 0 && errno != EINTR) fail(EXIT_FAIL, "heif-decode: %s", strerror(errno));
   }
   return data;
-}
-
-static uint32_t be (const uint8_t *p, int bytes) {
-  return bytes == 2 ? (uint32_t)p[0] << 8 | p[1] : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* The payload of the first box (the last, if `last`) of `type` in [at, end), as libheif walks boxes. */
-static const uint8_t *find_box (const uint8_t *at, const uint8_t *end, const char *type, int last, const uint8_t **box_end) {
-  const uint8_t *found = NULL;
-  while (end - at >= 8) {
-    uint64_t size = be(at, 4), header = 8;
-    if (size == 1 && end - at >= 16) { size = (uint64_t)be(at + 8, 4) << 32 | be(at + 12, 4); header = 16; }
-    else if (size == 0) size = (uint64_t)(end - at);
-    if (size < header || size > (uint64_t)(end - at)) { overrun = 1; break; }
-    if (memcmp(at + 4, type, 4) == 0) { found = at + header; *box_end = at + size; if (!last) break; }
-    at += size;
-  }
-  return found;
-}
-
-/* The 'dimg' references (grid tiles, iovl/iden inputs), which libheif 1.15 takes as they come: a 130 KB grid
- * naming one tiny tile 65,280 times decodes it that often (18 s of CPU), and a grid naming itself recurses
- * until threads or stack run out (abort). Its public API shows neither, so the iref box is read here, as
- * libheif reads it (entries back to back, whatever their size field says). Returns the number of references
- * (more than `limit`: not counted further), or -1 when a derived image is the input of one (or of itself). */
-static long derived_references (const uint8_t *data, size_t length, long limit) {
-  const uint8_t *meta_end, *iref_end, *meta = find_box(data, data + length, "meta", 1, &meta_end);
-  const uint8_t *iref = meta != NULL && meta_end - meta > 4 ? find_box(meta + 4, meta_end, "iref", 0, &iref_end) : NULL;
-  if (iref == NULL || iref_end - iref < 4) return 0;
-  int id = iref[0] == 0 ? 2 : 4;
-  uint32_t derived[MAX_DERIVED];
-  long count = 0, sources = 0;
-  for (int pass = 0; pass < 2 && count <= limit; pass++) {
-    for (const uint8_t *at = iref + 4; iref_end - at >= 8; ) {
-      int dimg = memcmp(at + 4, "dimg", 4) == 0;
-      long header = 8 + (be(at, 4) == 1 ? 8 : 0) + (memcmp(at + 4, "uuid", 4) == 0 ? 16 : 0);
-      if (iref_end - at < header + id + 2) break;
-      at += header;
-      uint32_t from = be(at, id), n = be(at + id, 2);
-      at += id + 2;
-      if (dimg && pass == 0 && ((count += n) > limit || sources == MAX_DERIVED)) return limit + 1;
-      if (dimg && pass == 0) derived[sources++] = from;
-      for (uint32_t i = 0; i < n && iref_end - at >= id; i++, at += id) {
-        for (long s = 0; dimg && pass == 1 && s < sources; s++) if (derived[s] == be(at, id)) return -1;
-      }
-    }
-  }
-  return count;
 }
 
 enum fit { FIT_NONE, FIT_COVER, FIT_CONTAIN, FIT_FILL, FIT_INSIDE, FIT_OUTSIDE };
@@ -308,7 +266,7 @@ static const char *decode (struct heif_image_handle *handle, const struct heif_d
   struct heif_error error = heif_decode_image(handle, image, heif_colorspace_RGB, heif_chroma_444, options);
   if (error.code != heif_error_Ok) {
     if (error.code == heif_error_Memory_allocation_error || error.subcode == heif_suberror_Security_limit_exceeded) check(error);
-    snprintf(message, sizeof message, overrun || error.subcode == heif_suberror_End_of_data ? "truncated: %s" : "%s", error.message);
+    snprintf(message, sizeof message, error.subcode == heif_suberror_End_of_data ? "truncated: %s" : "%s", error.message);
     return message;
   }
   static const enum heif_channel wanted[4] = { heif_channel_R, heif_channel_G, heif_channel_B, heif_channel_Alpha };
@@ -327,7 +285,7 @@ static const char *decode (struct heif_image_handle *handle, const struct heif_d
 }
 
 int main (int argc, char **argv) {
-  unsigned long long max_pixels = 0, threads = 1;
+  unsigned long long max_pixels = 0, threads = 1, max_threads = 0;
   struct resize resize = { FIT_NONE, 0, 0 };
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
@@ -336,12 +294,14 @@ int main (int argc, char **argv) {
       resize.fit = fit_named(argv[i + 1]), resize.width = (long)number(argv[i + 2]), resize.height = (long)number(argv[i + 3]), i += 3;
     }
     else if (i + 1 < argc && strcmp(argv[i], "--threads") == 0) threads = number(argv[++i]);
+    else if (i + 1 < argc && strcmp(argv[i], "--max-threads") == 0) max_threads = number(argv[++i]);
     else if (argv[i][0] != '-' && path == NULL) path = argv[i];
     else fail(EXIT_USAGE, "heif-decode: unexpected argument %s", argv[i]);
   }
-  if (path == NULL || max_pixels == 0 || resize.width > 65535 || resize.height > 65535 || threads > 64) {
-    fail(EXIT_USAGE, "usage: heif-decode --max-pixels N [--fit cover|contain|fill|inside|outside WIDTH HEIGHT] [--threads T] INPUT");
+  if (path == NULL || max_pixels == 0 || resize.width > 65535 || resize.height > 65535 || threads > 64 || max_threads > 1024) {
+    fail(EXIT_USAGE, "usage: heif-decode --max-pixels N [--fit cover|contain|fill|inside|outside WIDTH HEIGHT] [--threads T] [--max-threads N] INPUT");
   }
+  if (max_threads == 0) max_threads = 2 * threads + 2;
   signal(SIGPIPE, SIG_IGN);  /* a reader gone is exit 1 with a message, not a signal */
   /* Large blocks (each tile's buffers) stay in the heap for the next tile instead of being mmapped, faulted in
    * and unmapped once per tile: 26,000 page faults become 10,500 for 12 MP, ~60 ms of CPU. */
@@ -352,8 +312,10 @@ int main (int argc, char **argv) {
   uint8_t *data = read_input(path, &length);
   /* ISOBMFF at all (JPEG, PNG, garbage: no); which brands libheif takes is for libheif to say. */
   if (length < 12 || memcmp(data + 4, "ftyp", 4) != 0) fail(EXIT_INPUT, "%s", length == 0 ? "not heif: empty file" : "not heif");
-  const uint8_t *ignored;
-  find_box(data, data + length, "\0\0\0\0", 0, &ignored);  /* walks every top-level box: sets overrun */
+  /* The meta box libheif will read, and none it could read instead: the checks below read this one. */
+  const char *problem = NULL;
+  const uint8_t *meta_end, *meta = heif_meta(data, length, &meta_end, &problem);
+  if (meta == NULL) fail(EXIT_INPUT, "%s", problem);
   struct heif_context *context = heif_context_alloc();
   if (context == NULL) fail(EXIT_FAIL, "heif-decode: out of memory");
   /* Per side in 1.15, checked against every image's ispe as the file is read. */
@@ -370,9 +332,20 @@ int main (int argc, char **argv) {
   coded_w = coded_w < width ? width : coded_w, coded_h = coded_h < height ? height : coded_h;
   if ((unsigned long long)coded_w * coded_h > max_pixels) fail(EXIT_TOO_LARGE, "too large: %dx%d", coded_w, coded_h);
   /* Tiles: 64, plus one per 128x128 pixels (iPhones: 48 of 512x512 for 12 MP). */
-  long tiles = 64 + (long)coded_w * coded_h / (128 * 128), references = derived_references(data, length, tiles);
+  long tiles = 64 + (long)coded_w * coded_h / (128 * 128), references = heif_derived_references(meta, meta_end, tiles);
   if (references < 0) fail(EXIT_INPUT, "nested derived images");
   if (references > tiles) fail(EXIT_TOO_LARGE, "too large: over %ld tile references", tiles);
+  /* What the HEVC decoder will allocate, which ispe need not say: each item's SPS, from its hvcC now, and from
+   * its data while libheif hands it over (heif-guards.c), as are the threads it starts. */
+  struct heif_coded_sizes sizes;
+  char coded_problem[256];
+  int refused = heif_check_coded_sizes(meta, meta_end, max_pixels, &sizes, coded_problem, sizeof coded_problem);
+  if (refused != 0) fail(refused, "%s", coded_problem);
+  /* Pixels decoded in all: 4 x the image and its largest item (a grid's tiles cover its canvas once, overhanging
+   * by less than a tile; its alpha as many again; a photo smaller than one tile). */
+  unsigned long long largest = 0;
+  for (int i = 0; i < sizes.count; i++) if ((unsigned long long)sizes.w[i] * sizes.h[i] > largest) largest = (unsigned long long)sizes.w[i] * sizes.h[i];
+  heif_guards_arm((unsigned)max_threads, max_pixels, 4 * ((unsigned long long)coded_w * coded_h + largest), &sizes);
   /* A grid canvas is checked against the limit when decoded (>= is refused): none larger than the primary. */
   heif_context_set_maximum_image_size_limit(context, (coded_w > coded_h ? coded_w : coded_h) + 1);
 
@@ -392,7 +365,7 @@ int main (int argc, char **argv) {
   }
   if (source == NULL) {
     source = primary;
-    const char *problem = decode(source, options, max_pixels, &image, &planes, &out_w, &out_h);
+    problem = decode(source, options, max_pixels, &image, &planes, &out_w, &out_h);
     if (problem != NULL) fail(EXIT_INPUT, "%s", problem);
   }
 

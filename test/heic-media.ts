@@ -1,6 +1,6 @@
 // HEIC made at test time: ffmpeg's testsrc2 picture (photo-like detail) as PNG, then heif-enc (libheif's, HEVC
-// inside). Both files stay in `dir`, named NAME.png and NAME.heic.
-import { execFile } from 'node:child_process'
+// inside). Both files stay in `dir`, named NAME.png and NAME.heic. And native/heif-decode run on one, watched.
+import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -13,4 +13,25 @@ export async function makeHeic (dir: string, name: string, size: string, extra: 
   await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${size}`, '-frames:v', '1', png])
   await run('heif-enc', ['-q', '60', ...extra, '-o', join(dir, `${name}.heic`), png])
   return readFileSync(join(dir, `${name}.heic`))
+}
+
+/** Runs heif-decode on `file` directly, counting its threads from /proc while it runs: exit code, stderr, the most seen at once. */
+export async function decodeCountingThreads (file: string, args: string[]): Promise<{ code: number | null, stderr: string, peak: number }> {
+  const tool = new URL('../native/heif-decode', import.meta.url).pathname
+  const child = spawn(tool, ['--max-pixels', '50000000', ...args, file], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  let peak = 0
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
+  const closed = new Promise(resolve => child.on('close', resolve))
+  const exit = { code: undefined as number | null | undefined }
+  child.on('exit', status => { exit.code = status })
+  while (exit.code === undefined) {
+    try {
+      const threads = Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0)
+      peak = Math.max(peak, threads)
+    } catch {}
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  await closed
+  return { code: exit.code, stderr, peak }
 }

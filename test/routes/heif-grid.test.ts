@@ -1,114 +1,24 @@
-// HEIF 'grid' images (how iPhones store a photo: 512x512 HEVC tiles pasted on a canvas), written here box by
-// box, since neither heif-enc nor libheif 1.15's API writes grids: one real tile from heif-enc, named by a grid
-// item any number of times. A valid grid decodes; hostile ones (a grid among its own tiles, thousands of tile
+// HEIF 'grid' images (how iPhones store a photo: 512x512 HEVC tiles pasted on a canvas), written box by box
+// (test/heif-boxes.ts), since neither heif-enc nor libheif 1.15's API writes grids: one real tile from heif-enc,
+// named by a grid item any number of times. A valid grid decodes; hostile ones (a grid among its own tiles, thousands of tile
 // references, a canvas larger than the image declares) are refused by heif-decode's own guards, fast.
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import sharp from 'sharp'
 import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
-import { makeHeic } from '../heic-media.ts'
+import { decodeCountingThreads, makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
+import { TILE, box, decoy, gridHeif, tileOf, tiled, u32, type Grid, type Tile } from '../heif-boxes.ts'
 
 const dir = tempFolder('thumbd-heif-grid-', { after })
 
 after(() => assert.deepEqual(decoderChildren(), [], 'no decoder left running'))
 
-// ---- a minimal ISO-BMFF writer and reader ----
-
-const u8 = (n: number) => Buffer.from([n])
-const u16 = (n: number) => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b }
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n); return b }
-const box = (type: string, ...parts: Buffer[]) => { const body = Buffer.concat(parts); return Buffer.concat([u32(8 + body.length), Buffer.from(type, 'latin1'), body]) }
-const fullBox = (type: string, version: number, flags: number, ...parts: Buffer[]) => box(type, u32(version << 24 | flags), ...parts)
-
-/** The boxes in [start, end): type, whole box, payload. */
-function boxes (data: Buffer, start = 0, end = data.length): Array<{ type: string, whole: Buffer, body: Buffer }> {
-  const found = []
-  for (let at = start; at + 8 <= end;) {
-    const size = data.readUInt32BE(at)
-    assert.ok(size >= 8 && at + size <= end, 'a plain box size (heif-enc writes no others)')
-    found.push({ type: data.toString('latin1', at + 4, at + 8), whole: data.subarray(at, at + size), body: data.subarray(at + 8, at + size) })
-    at += size
-  }
-  return found
-}
-const child = (parent: Buffer, type: string) => {
-  const found = boxes(parent).find(b => b.type === type)
-  assert.ok(found, `a '${type}' box`)
-  return found
-}
-
-/** What a grid needs of a heif-enc HEIC: its primary's HEVC bitstream, hvcC box (decoder config) and size. */
-interface Tile { data: Buffer, hvcC: Buffer, width: number, height: number }
-
-function tileOf (heic: Buffer): Tile {
-  const meta = child(heic, 'meta').body.subarray(4)
-  const primary = child(meta, 'pitm').body.readUInt16BE(4)
-  const ipco = child(child(meta, 'iprp').body, 'ipco').body
-  const ispe = child(ipco, 'ispe').body
-  // iloc: version, sizes of offset/length/base offset(/index) in nibbles, then the items.
-  const iloc = child(meta, 'iloc').body
-  const version = iloc[0]!
-  const [offsetSize, lengthSize, baseSize, indexSize] = [iloc[4]! >> 4, iloc[4]! & 15, iloc[5]! >> 4, version > 0 ? iloc[5]! & 15 : 0]
-  const read = (at: number, size: number) => size === 0 ? 0 : size === 4 ? iloc.readUInt32BE(at) : Number(iloc.readBigUInt64BE(at))
-  let at = 8
-  for (let i = 0; i < iloc.readUInt16BE(6); i++) {
-    const id = iloc.readUInt16BE(at)
-    at += 2 + (version > 0 ? 2 : 0) + 2
-    const base = read(at, baseSize)
-    at += baseSize
-    const extents = iloc.readUInt16BE(at)
-    at += 2
-    assert.ok(id !== primary || extents === 1, 'one extent')
-    const offset = read(at + indexSize, offsetSize)
-    const length = read(at + indexSize + offsetSize, lengthSize)
-    if (id === primary) return { data: heic.subarray(base + offset, base + offset + length), hvcC: child(ipco, 'hvcC').whole, width: ispe.readUInt32BE(4), height: ispe.readUInt32BE(8) }
-    at += extents * (indexSize + offsetSize + lengthSize)
-  }
-  throw new Error('no primary item in iloc')
-}
-
 /** A SIZE x SIZE picture as heif-enc's HEIC, reduced to its one tile (its PNG stays in dir as tile-SIZE.png). */
 const tile = async (size: number): Promise<Tile> => tileOf(await makeHeic(dir, `tile-${size}`, `${size}x${size}`))
-
-/**
- * A grid item: its declared size (ispe: what heif-decode's size checks see), its canvas (ImageGrid's output
- * size: what libheif allocates), rows x columns, and the item ids its 'dimg' names (TILE: the tile item).
- */
-interface Grid { ispe: [number, number], canvas: [number, number], rows: number, columns: number, dimg: number[] }
-const TILE = 100
-
-/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' tile item, TILE. */
-function gridHeif (tile: Tile, grids: Grid[]): Buffer {
-  const gridIds = grids.map((_, i) => i + 1)
-  // ImageGrid, in idat: version 0, flags 1 (32-bit sizes), rows - 1, columns - 1, output width and height.
-  const gridData = grids.map(g => Buffer.concat([u8(0), u8(1), u8(g.rows - 1), u8(g.columns - 1), u32(g.canvas[0]), u32(g.canvas[1])]))
-  const infe = (id: number, type: string) => fullBox('infe', 2, 0, u16(id), u16(0), Buffer.from(type, 'latin1'), u8(0))
-  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...gridIds.map(id => infe(id, 'grid')), infe(TILE, 'hvc1'))
-  const iref = fullBox('iref', 0, 0, ...grids.map((g, i) => box('dimg', u16(gridIds[i]!), u16(g.dimg.length), ...g.dimg.map(u16))))
-  const ispe = (w: number, h: number) => fullBox('ispe', 0, 0, u32(w), u32(h))
-  // Properties: 1 the tile's hvcC, 2 the tile's ispe, 3.. each grid's ispe.
-  const ipco = box('ipco', tile.hvcC, ispe(tile.width, tile.height), ...grids.map(g => ispe(...g.ispe)))
-  const ipma = fullBox('ipma', 0, 0, u32(grids.length + 1), ...gridIds.map((id, i) => Buffer.concat([u16(id), u8(1), u8(3 + i)])), u16(TILE), u8(2), u8(0x81), u8(2))
-  // iloc version 1: 4-byte offsets and lengths, no base offset; grids in idat (construction method 1), the tile in mdat.
-  const iloc = (mdatAt: number) => {
-    let idatAt = 0
-    const gridEntries = gridData.map((d, i) => { const e = Buffer.concat([u16(gridIds[i]!), u16(1), u16(0), u16(1), u32(idatAt), u32(d.length)]); idatAt += d.length; return e })
-    return fullBox('iloc', 1, 0, u8(0x44), u8(0x00), u16(grids.length + 1), ...gridEntries, u16(TILE), u16(0), u16(0), u16(1), u32(mdatAt), u32(tile.data.length))
-  }
-  const ftyp = box('ftyp', Buffer.from('heic'), u32(0), Buffer.from('mif1heic'))
-  const hdlr = fullBox('hdlr', 0, 0, u32(0), Buffer.from('pict'), Buffer.alloc(12), u8(0))
-  const meta = (mdatAt: number) => fullBox('meta', 0, 0, hdlr, fullBox('pitm', 0, 0, u16(1)), iloc(mdatAt), iinf, iref, box('iprp', ipco, ipma), box('idat', ...gridData))
-  const mdatAt = ftyp.length + meta(0).length + 8
-  return Buffer.concat([ftyp, meta(mdatAt), box('mdat', tile.data)])
-}
-
-/** A grid of rows x columns references to the one tile, whose canvas and declared size are the tiles' (or as given). */
-function tiled (t: Tile, rows: number, columns: number, canvas: [number, number] = [columns * t.width, rows * t.height], ispe = canvas): Grid {
-  return { ispe, canvas, rows, columns, dimg: Array(rows * columns).fill(TILE) }
-}
 
 // ---- the tests ----
 
@@ -180,10 +90,75 @@ test('a grid canvas larger than its declared size, or than the pixel limit: 413 
   // A 64x64 image (ispe) whose canvas is 4000x4000 (16 MP): libheif 1.15 allocates the canvas ImageGrid
   // names, whatever ispe said; heif-decode limits its sides to the declared ones.
   await refused(app, '64x64 with a 4000x4000 canvas', gridHeif(t64, [tiled(t64, 1, 1, [4000, 4000], [64, 64])]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
-  // Within that side limit (1200x16 declared, well under the pixel limit; a 1200x1000 canvas): 1.2 MP decoded,
-  // over the 1 MP limit, refused once decoded, before any PNG is written.
+  // Within that side limit (1200x16 declared, well under the pixel limit; a 1200x1000 canvas of 20 tiles): their
+  // 1.3 MP pass 4 x the declared image and a tile, so the decode stops at the sixth tile (413; before: 422 once
+  // all 20 were decoded).
   const t256 = await tile(256)
-  const wide = gridHeif(t256, [tiled(t256, 4, 5, [1200, 1000], [1200, 16])])
-  const res = await refused(app, '1200x16 with a 1200x1000 canvas', wide, 422, 'THUMBD_MEDIA_UNREADABLE')
+  await refused(app, '1200x16 with a 1200x1000 canvas', gridHeif(t256, [tiled(t256, 4, 5, [1200, 1000], [1200, 16])]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  // 1200x250 declared (0.3 MP): the same tiles fit that budget; the 1.2 MP canvas is over the 1 MP limit and
+  // refused once decoded, before any PNG is written.
+  const wide = gridHeif(t256, [tiled(t256, 4, 5, [1200, 1000], [1200, 250])])
+  const res = await refused(app, '1200x250 with a 1200x1000 canvas', wide, 422, 'THUMBD_MEDIA_UNREADABLE')
   assert.match(res.json().message, /the HEIF decoder rejected this image$/, 'refused by heif-decode, not cut short as too much output')
+})
+
+test('a decoy meta after the real one (size 0, which libheif stops at, or a second one): 422 before libheif reads either', async (t) => {
+  const app = await build(t, { JOB_TIMEOUT_MS: '10000' })
+  const t64 = await tile(64)
+  const self = tiled(t64, 2, 2)
+  self.dimg[3] = 1
+  const outer: Grid = { ispe: [128, 128], canvas: [128, 128], rows: 1, columns: 1, dimg: [2] }
+  // heif-decode read the last meta, libheif 1.15 the one before a size-0 box: the decoy's, with no iref, passed
+  // every check while libheif decoded the hostile one (2000 tiles: 200 after decoding them all; a grid of
+  // grids: 200; a grid naming itself: a 504 after JOB_TIMEOUT_MS, hundreds of threads in the sandboxed child).
+  const hostile: Array<[string, Buffer]> = [
+    ['2000 tile references', gridHeif(t64, [tiled(t64, 40, 50)])],
+    ['a grid of grids', gridHeif(t64, [outer, tiled(t64, 2, 2)])],
+    ['a grid naming itself', gridHeif(t64, [self])]
+  ]
+  for (const [name, file] of hostile) {
+    const res = await refused(app, `${name}, then a size-0 meta`, Buffer.concat([file, decoy()]), 422, 'THUMBD_MEDIA_UNREADABLE')
+    assert.match(res.json().message, /the HEIF decoder rejected this image$/, name)
+  }
+  // A valid grid followed by a second meta (libheif would read that one), by a box cut short, or by stray bytes.
+  const valid = gridHeif(t64, [tiled(t64, 2, 2)])
+  const decoyMeta = box('meta', u32(0), box('free'))
+  for (const [name, tail] of [['a second meta', decoyMeta], ['a box cut short', decoyMeta.subarray(0, 12)], ['4 stray bytes', u32(0)]] as const) {
+    await refused(app, `a valid grid, then ${name}`, Buffer.concat([valid, tail]), 422, 'THUMBD_MEDIA_UNREADABLE')
+  }
+  // A last mdat of size 0 (to the end of the file, as streaming writers leave it) is no decoy: libheif reads the
+  // same meta, and so does heif-decode.
+  const open = Buffer.from(valid)
+  open.writeUInt32BE(0, open.lastIndexOf('mdat', undefined, 'latin1') - 4)
+  const res = await postMedia(app, 'thumbnail', open, 'image/heic', '?width=128&format=png')
+  assert.equal(res.statusCode, 200, res.body)
+})
+
+test('the threads one decode starts are bounded (2 x --threads + 2 besides its main thread, or --max-threads): beyond, it stops', async () => {
+  const t256 = await tile(256)
+  const file = join(dir, 'grid-6x6.heic')
+  writeFileSync(file, gridHeif(t256, [tiled(t256, 6, 6)]))
+  // 36 tiles, 8 at once: libheif 1.15 starts a thread per tile in flight and libde265 one per decoder.
+  const wide = await decodeCountingThreads(file, ['--threads', '8'])
+  assert.equal(wide.code, 0, wide.stderr)
+  assert.ok(wide.peak <= 1 + 18, `at most 19 threads with --threads 8: ${wide.peak}`)
+  // The same decode held to 3: refused as it would start a fourth, never more than the main thread and 3 alive.
+  const held = await decodeCountingThreads(file, ['--threads', '8', '--max-threads', '3'])
+  assert.equal(held.code, 2, held.stderr)
+  assert.match(held.stderr, /^too many decoding threads \(over 3\)$/m)
+  assert.ok(held.peak <= 1 + 3, `at most 4 threads: ${held.peak}`)
+})
+
+test('an overlay naming one large item many times: 413 once the pixels decoded pass 4 x the image and that item, not after all of them', async (t) => {
+  const app = await build(t)
+  const t256 = await tile(256)
+  // An iovl (libheif 1.15 decodes each input whole, wherever it lies) of 120 references to one 256x256 item on a
+  // 1024x1024 canvas: within the 64 + 1 per 128x128 references, 7.9 MP of decoding for a 1 MP image (before: a
+  // 200 after all 120; on a 4096x4096 canvas, 1088 references to a 16 MP item: minutes of CPU). Allowed here:
+  // 4 x (1 MP + 64 KP), 65 decodes.
+  const overlay: Grid = { ispe: [1024, 1024], canvas: [1024, 1024], rows: 1, columns: 1, dimg: Array(120).fill(TILE), overlay: true }
+  await refused(app, '120 overlay inputs', gridHeif(t256, [overlay]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  // A few, as an overlay is meant: decoded.
+  const res = await postMedia(app, 'thumbnail', gridHeif(t256, [{ ...overlay, dimg: Array(4).fill(TILE) }]), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
 })

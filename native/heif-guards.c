@@ -1,0 +1,115 @@
+// See heif-guards.h. The three definitions below must be in the executable's dynamic symbol table
+// (scripts/build-zygote.sh exports them), or libheif's calls would go past them.
+#define _GNU_SOURCE
+#include "heif-guards.h"
+
+#include <dav1d/dav1d.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <libde265/de265.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hevc-sps.h"
+
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static de265_error (*real_push_nal)(de265_decoder_context *, const void *, int, de265_PTS, void *);
+static int (*real_dav1d_open)(Dav1dContext **, const Dav1dSettings *);
+static atomic_uint alive, peak;
+static unsigned thread_bound;  /* 0: not armed */
+static unsigned long long pixel_bound, decode_budget;
+static atomic_ullong decoded;  /* coded pixels of every SPS given to libde265 so far */
+static struct heif_coded_sizes approved;
+static atomic_int armed;
+
+void heif_guards_arm (unsigned max_threads, unsigned long long max_pixels, unsigned long long budget, const struct heif_coded_sizes *sizes) {
+  thread_bound = max_threads, pixel_bound = max_pixels, decode_budget = budget, approved = *sizes;
+  atomic_store(&armed, 1);
+}
+
+unsigned heif_guards_threads (unsigned *most) {
+  *most = atomic_load(&peak);
+  return atomic_load(&alive);
+}
+
+/* From any thread: one line, then the whole process ends (exit() would run destructors under running threads). */
+__attribute__((format(printf, 2, 3), noreturn)) static void refuse (int code, const char *format, ...) {
+  char line[256];
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(line, sizeof line - 1, format, args);
+  va_end(args);
+  n = n < 0 ? 0 : n > (int)sizeof line - 2 ? (int)sizeof line - 2 : n;
+  line[n++] = '\n';
+  ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
+  (void)ignored;
+  _exit(code);
+}
+
+static void *next (const char *name) {
+  void *real = dlsym(RTLD_NEXT, name);
+  if (real == NULL) refuse(EXIT_FAIL, "heif-decode: no %s to call", name);
+  return real;
+}
+
+/* The real functions, looked up once while the process has one thread (in the zygote: before it forks). */
+__attribute__((constructor)) static void find_real (void) {
+  real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))next("pthread_create");
+  real_push_nal = (de265_error (*)(de265_decoder_context *, const void *, int, de265_PTS, void *))next("de265_push_NAL");
+  real_dav1d_open = (int (*)(Dav1dContext **, const Dav1dSettings *))next("dav1d_open");
+}
+
+struct start { void *(*routine)(void *); void *arg; };
+
+static void finished (void *unused) { (void)unused; atomic_fetch_sub(&alive, 1); }
+
+static void *counted (void *p) {
+  struct start start = *(struct start *)p;
+  free(p);
+  void *result;
+  pthread_cleanup_push(finished, NULL);  /* pthread_exit and cancellation too */
+  result = start.routine(start.arg);
+  pthread_cleanup_pop(1);
+  return result;
+}
+
+int pthread_create (pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg) {
+  unsigned now = atomic_fetch_add(&alive, 1) + 1;
+  if (atomic_load(&armed) && thread_bound > 0 && now > thread_bound) refuse(EXIT_INPUT, "too many decoding threads (over %u)", thread_bound);
+  for (unsigned most = atomic_load(&peak); now > most && !atomic_compare_exchange_weak(&peak, &most, now);) {}
+  struct start *start = malloc(sizeof *start);
+  int error = start == NULL ? EAGAIN : (*start = (struct start){ routine, arg }, real_pthread_create(thread, attr, counted, start));
+  if (error != 0) atomic_fetch_sub(&alive, 1), free(start);
+  return error;
+}
+
+de265_error de265_push_NAL (de265_decoder_context *context, const void *data, int length, de265_PTS pts, void *user_data) {
+  struct hevc_size size;
+  if (atomic_load(&armed) && length > 0 && hevc_nal_type(data, (size_t)length) == HEVC_NAL_SPS) {
+    if (hevc_sps_size(data, (size_t)length, &size) != 0) refuse(EXIT_INPUT, "an SPS that does not parse");
+    if ((unsigned long long)size.coded_w * size.coded_h > pixel_bound) refuse(EXIT_TOO_LARGE, "too large: an SPS codes %ux%u", size.coded_w, size.coded_h);
+    int known = 0;
+    for (int i = 0; i < approved.count; i++) known |= approved.w[i] == size.coded_w && approved.h[i] == size.coded_h;
+    if (!known) refuse(EXIT_INPUT, "an SPS in the image data codes %ux%u, which no hvcC declares", size.coded_w, size.coded_h);
+    /* One SPS per picture decoded (its hvcC's): an overlay (iovl) decodes each of its inputs whole, wherever
+     * it lies on the canvas, so many references to one large item multiply the work. */
+    if (atomic_fetch_add(&decoded, (unsigned long long)size.coded_w * size.coded_h) + (unsigned long long)size.coded_w * size.coded_h > decode_budget) {
+      refuse(EXIT_TOO_LARGE, "too large: over %llu pixels to decode in all", decode_budget);
+    }
+  }
+  return real_push_nal(context, data, length, pts, user_data);
+}
+
+int dav1d_open (Dav1dContext **context, const Dav1dSettings *settings) {
+  Dav1dSettings held = *settings;
+  if (atomic_load(&armed)) {
+    held.n_threads = 1, held.max_frame_delay = 1;
+    if (pixel_bound < (unsigned long long)held.frame_size_limit || held.frame_size_limit == 0) held.frame_size_limit = (unsigned)pixel_bound;
+  }
+  return real_dav1d_open(context, &held);
+}
