@@ -47,6 +47,8 @@ export const CONFIG_SCHEMA = Type.Object({
   ALLOW_UNSIGNED_URLS: Type.Boolean({ default: false, description: 'accept GET URLs whose signature is "insecure" (development only)' }),
   URL_PRESETS: Type.String({ default: '', description: 'named option sets for GET URLs, e.g. "thumb=rs:fit:320:0/q:80;small=w:100" (a preset named default applies to every URL)' }),
   URL_CACHE_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 31536000, default: 31536000, description: 'Cache-Control max-age of GET URL replies' }),
+  RESULT_CACHE_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 33554432, description: 'bytes of recent GET URL replies kept in memory to answer identical requests just after (0: off)' }),
+  RESULT_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10, description: 'how long a kept GET URL reply may answer identical requests (0: off)' }),
   FORMAT_QUALITY: Type.String({ default: 'jpeg=80,webp=79,avif=63', description: 'default quality of GET URL replies per format, as imgproxy\'s IMGPROXY_FORMAT_QUALITY (1-100 each; a format not named: 80)' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
 })
@@ -97,6 +99,8 @@ export interface Config {
   readonly allowUnsignedUrls: boolean
   readonly urlPresets: Readonly<Record<string, string>>
   readonly urlCacheMaxAgeSeconds: number
+  readonly resultCacheBytes: number
+  readonly resultCacheSeconds: number
   readonly formatQuality: Readonly<Record<'jpeg' | 'webp' | 'avif', number>>
 }
 
@@ -165,6 +169,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     allowUnsignedUrls: parsed.ALLOW_UNSIGNED_URLS,
     urlPresets: Object.freeze(presets(parsed.URL_PRESETS)),
     urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS,
+    resultCacheBytes: parsed.RESULT_CACHE_BYTES,
+    resultCacheSeconds: parsed.RESULT_CACHE_SECONDS,
     formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY))
   })
 }

@@ -10,6 +10,7 @@ import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath, type ThumbdUrlOptions } from '../signed-urls/parse.ts'
 import type { SpooledSource } from '../sources/spool.ts'
+import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signedUrlPath, signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
@@ -78,6 +79,7 @@ function parse (path: string, presets: Config['urlPresets']): ParsedPath {
 
 const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) => {
   const shared = createSharedWork()
+  const memo = createResultMemo({ maxBytes: config.resultCacheBytes, ttlMs: config.resultCacheSeconds * 1000 })
   const cacheControl = `public, max-age=${config.urlCacheMaxAgeSeconds}`
 
   /** The pair that signed the path, or 'insecure' (where allowed): a URL the reply hands out is signed the same way, never better. */
@@ -115,6 +117,13 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     // By the path as signed: the spellings of it that proxies make (%3A, http:/, extra leading '/') share the work.
     const key = `${redenormalizePath(path)}\n${format ?? ''}`
     const video = videoOptions({ at: options.at, frame: options.frame })
+    const memoised = memo.get(key)
+    app.metrics.resultMemo.inc({ outcome: memoised === undefined ? 'miss' : 'hit' })
+    if (memoised !== undefined) {
+      if (notModified(request, reply, memoised.etag, negotiated, cacheControl)) return reply.send()
+      if (negotiated) reply.header('vary', 'Accept')
+      return reply.headers(memoised.headers).header('etag', memoised.etag).header('cache-control', cacheControl).send(memoised.body)
+    }
     return shared.withShared(key, request.clientGone, async (signal) => {
       const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
       return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality }) }
@@ -135,6 +144,9 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       }
       const result = await image()
       disposition(reply, options, source, result.value.format)
+      const { data, format: made } = result.value
+      const disposed = reply.getHeader('content-disposition')
+      memo.set(key, { etag, body: Buffer.from(data.buffer, data.byteOffset, data.byteLength), headers: { 'content-type': `image/${made}`, ...(typeof disposed === 'string' ? { 'content-disposition': disposed } : {}) } })
       return sendImage(reply, result, etag, negotiated, cacheControl)
     })
   })
