@@ -5,7 +5,10 @@
 // enlarge unless asked, min-width/min-height raise the scale. Written from imgproxy's documented behaviour.
 import type { ImageOptions } from '../contract/types.ts'
 
-export type SharpResize = Pick<ImageOptions, 'width' | 'height' | 'fit' | 'withoutEnlargement'>
+export type SharpResize = Pick<ImageOptions, 'width' | 'height' | 'fit' | 'withoutEnlargement'> & {
+  /** For a cover crop: the size of the uniform scale before the crop (workers/image-ops.ts places the crop itself for offsets). */
+  scaled?: [number, number]
+}
 
 /** The resize sharp does for a source of `src` display pixels; undefined: none (the source's size). */
 export function urlResize ([srcW, srcH]: [number, number], options: ImageOptions): SharpResize | undefined {
@@ -60,5 +63,5 @@ export function urlResize ([srcW, srcH]: [number, number], options: ImageOptions
     return scaled[0] === srcW && scaled[1] === srcH ? undefined : { width: scaled[0], height: scaled[1], fit: 'fill', withoutEnlargement: false }
   }
   // A uniform scale touching the box on one side, then a crop to it: what sharp's cover does in one step.
-  return { width: crop[0], height: crop[1], fit: 'cover', withoutEnlargement: false }
+  return { width: crop[0], height: crop[1], fit: 'cover', withoutEnlargement: false, scaled: [scaled[0], scaled[1]] }
 }

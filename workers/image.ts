@@ -5,7 +5,8 @@ import { JobError } from '../contract/job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import { encodeToFit, lossyOptions } from './image-encode.ts'
-import { urlResize } from './image-geometry.ts'
+import { urlResize, type SharpResize } from './image-geometry.ts'
+import { afterResize, beforeResize, needsBefore } from './image-ops.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
@@ -78,15 +79,20 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size, colour } = await inspect(input, ctx)
+    const { size: source, colour } = await inspect(input, ctx)
+    const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
+    // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
+    const ops = options.url?.ops
+    const { pipeline, size } = needsBefore(ops)
+      ? await beforeResize(open(input, ctx, colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
+      : { pipeline: open(input, ctx, colour).rotate(), size: source }
+    pipeline.timeout({ seconds })
     // GET URLs size as imgproxy does; undefined: no resize at all.
-    const sizing = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
+    const sizing: ImageOptions & SharpResize = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
     const [width, height] = outputSize(size, sizing)
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
-    const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
-    const pipeline = open(input, ctx, colour).rotate().timeout({ seconds })
     if (colour === 'keep') pipeline.keepIccProfile()
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
@@ -94,15 +100,19 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
     const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
     if (sizing.width !== undefined || sizing.height !== undefined) {
+      const placed = options.url?.gravity !== undefined && sizing.scaled !== undefined
       pipeline.resize({
-        width: sizing.width,
-        height: sizing.height,
-        fit: sizing.fit,
+        // Offsets or a focus point: fill to the scaled size; afterResize places the crop.
+        width: placed ? sizing.scaled![0] : sizing.width,
+        height: placed ? sizing.scaled![1] : sizing.height,
+        fit: placed ? 'fill' : sizing.fit,
         position: options.position,
         background,
         withoutEnlargement: sizing.withoutEnlargement
       })
     }
+    const [outW, outH] = options.url === undefined ? [width, height] : afterResize(pipeline, options, sizing, [width, height], background)
+    if (outW > MAX_OUTPUT_SIDE || outH > MAX_OUTPUT_SIDE) throw new JobError('BAD_OPTIONS', `the output would be ${outW}x${outH} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     // JPEG has no alpha: transparent areas become the background (white unless asked otherwise), not black.
     if (flatten) pipeline.flatten({ background })
     // PNG is lossless here: sharp's png({ quality }) would switch to a palette.

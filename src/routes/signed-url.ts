@@ -18,7 +18,7 @@ import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
 import { webVtt } from './storyboard.ts'
 import { DEFAULT_QUALITY } from '../../contract/limits.ts'
-import type { ImageOptions, OutputFormat } from '../../contract/types.ts'
+import type { ImageOptions, OutputFormat, UrlOps } from '../../contract/types.ts'
 
 const PREFIX = '/i/'
 
@@ -34,9 +34,16 @@ function imageOptions (options: ThumbdUrlOptions, format: OutputFormat, defaults
     format,
     quality: options.quality ?? options.formatQuality?.[format as keyof Config['formatQuality']] ?? defaults[format as keyof Config['formatQuality']] ?? DEFAULT_QUALITY,
     withoutEnlargement: options.withoutEnlargement,
-    url: { type, enlarge: !options.withoutEnlargement, dpr: options.dpr ?? 1, zoom: options.zoom ?? [1, 1], minWidth: options.minWidth, minHeight: options.minHeight },
+    url: { type, enlarge: !options.withoutEnlargement, dpr: options.dpr ?? 1, zoom: options.zoom ?? [1, 1], minWidth: options.minWidth, minHeight: options.minHeight, gravity: options.gravity, ops: urlOps(options) },
     ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
   }
+}
+
+/** imgproxy's image operations, if the URL asks for any. */
+function urlOps ({ crop, rotate, flip, blur, sharpen, padding, extend, extendAspect }: ThumbdUrlOptions): UrlOps | undefined {
+  const ops: UrlOps = { crop, rotate, flip, blur, sharpen, padding, extend, extendAspect }
+  const set = Object.entries(ops).filter(([, value]) => value !== undefined)
+  return set.length === 0 ? undefined : Object.fromEntries(set)
 }
 
 /** fn and att: Content-Disposition as imgproxy sends it, the name's extension that of the reply. */

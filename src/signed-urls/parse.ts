@@ -160,7 +160,16 @@ function finish (draft: Draft): ThumbdUrlOptions {
     attachment: draft.attachment,
     formatQuality: draft.formatQuality === undefined || Object.keys(draft.formatQuality).length === 0 ? undefined : draft.formatQuality,
     maxBytes: draft.maxBytes,
-    skipProcessing: draft.skipProcessing?.length ? draft.skipProcessing : undefined
+    skipProcessing: draft.skipProcessing?.length ? draft.skipProcessing : undefined,
+    gravity: draft.gravity,
+    crop: draft.crop,
+    rotate: draft.rotate,
+    flip: draft.flip,
+    blur: draft.blur,
+    sharpen: draft.sharpen,
+    padding: draft.padding,
+    extend: draft.extend,
+    extendAspect: draft.extendAspect
   }
   if (options.format === 'vtt' && options.storyboard === undefined) throw new UrlOptionError('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
   // Unset settings are left out, so that equal options compare equal however they were reached.
@@ -201,7 +210,8 @@ export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quali
     width: options.width ?? null,
     withoutEnlargement: options.withoutEnlargement,
     // imgproxy's geometry and output settings: only when set, so that tags of URLs without them stay as they were.
-    ...pick(options, ['fillDown', 'dpr', 'zoom', 'minWidth', 'minHeight', 'filename', 'attachment', 'formatQuality', 'maxBytes', 'skipProcessing'])
+    ...pick(options, ['fillDown', 'dpr', 'zoom', 'minWidth', 'minHeight', 'filename', 'attachment', 'formatQuality', 'maxBytes', 'skipProcessing',
+      'gravity', 'crop', 'rotate', 'flip', 'blur', 'sharpen', 'padding', 'extend', 'extendAspect'])
   }
   return Object.fromEntries(Object.keys(plain).sort().map(key => [key, plain[key]]))
 }

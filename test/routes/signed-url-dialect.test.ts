@@ -112,3 +112,36 @@ test('imgproxy\'s output settings: quality per format (FORMAT_QUALITY, fq), full
   const other = await setup(t, { FORMAT_QUALITY: 'webp=50' }) // its own (random) sources
   assert.equal((await other.get('w:320', 'landscape.jpg', '@webp')).rawPayload.length, await reference('webp', 50, other.files['landscape.jpg']), 'configured')
 })
+
+test('image operations as imgproxy orders them: rot, fl, c, gravity offsets and fp, bl, sh, pd, ex, exar (pixels against sharp)', async (t) => {
+  const { get, files } = await setup(t)
+  const src = files['landscape.jpg']!
+  const pixels = async (image: Buffer | import('sharp').Sharp) => (Buffer.isBuffer(image) ? sharp(image) : image).raw().toBuffer({ resolveWithObject: true })
+  for (const [options, reference] of [
+    ['rot:90', sharp(src).rotate(90)],
+    ['rot:-90', sharp(src).rotate(270)],
+    ['fl:1:0', sharp(src).flop()],
+    ['fl:0:1', sharp(src).flip()],
+    ['c:320:200:nowe', sharp(src).extract({ left: 0, top: 0, width: 320, height: 200 })],
+    ['c:0.5:0.5', sharp(src).extract({ left: 160, top: 100, width: 320, height: 200 })],
+    ['c:100:100:soea:10:20', sharp(src).extract({ left: 530, top: 280, width: 100, height: 100 })],
+    ['rs:fill:200:200/g:ea:20:0', sharp(src).resize(320, 200, { fit: 'fill' }).extract({ left: 100, top: 0, width: 200, height: 200 })],
+    ['rs:fill:200:200/g:fp:0.75:0.5', sharp(src).resize(320, 200, { fit: 'fill' }).extract({ left: 120, top: 0, width: 200, height: 200 })],
+    ['bl:2', sharp(src).blur(2)],
+    ['sh:1', sharp(src).sharpen({ sigma: 1, m1: 0, m2: 3 })],
+    ['pd:10:20/bg:ff0000', sharp(src).extend({ top: 10, bottom: 10, left: 20, right: 20, background: '#ff0000' })],
+    ['rs:fit:800:800/ex:1/bg:00ff00', sharp(src).extend({ top: 200, bottom: 200, left: 80, right: 80, background: '#00ff00' })],
+    ['rs:fit:400:400/exar:1:no/bg:0000ff', sharp(src).resize(400, 250, { fit: 'fill' }).extend({ top: 0, bottom: 150, left: 0, right: 0, background: '#0000ff' })]
+  ] as const) {
+    const res = await get(options, 'landscape.jpg', '@png')
+    assert.equal(res.statusCode, 200, `${options}: ${res.body}`)
+    const [got, want] = await Promise.all([pixels(res.rawPayload), pixels(await reference.png().toBuffer())])
+    assert.deepEqual([got.info.width, got.info.height], [want.info.width, want.info.height], options)
+    assert.ok(got.data.equals(want.data), `${options}: the pixels sharp makes of the same steps`)
+  }
+  for (const [opts, name] of [['rot:45', 'rot'], ['c:abc', 'c'], ['g:sm:10:0', 'g'], ['fl:maybe', 'fl'], ['bl:-1', 'bl'], ['ex:1:sm', 'ex']]) {
+    const res = await get(opts!)
+    assert.equal(res.statusCode, 400, `${opts}: ${res.body}`)
+    assert.match(res.json().message, new RegExp(`"${name}"`))
+  }
+})

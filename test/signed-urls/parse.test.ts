@@ -100,7 +100,7 @@ test('presets: default first, then named ones in order, then the URL\'s own opti
   assert.equal(options('pr:nested', presets).position, 'attention')
   assert.equal(parse(`/pr:thumb/plain/${SRC}@png`, presets).options.format, 'png', 'an extension overrides a preset\'s format')
   assert.doesNotThrow(() => checkPresets(presets))
-  assert.throws(() => checkPresets({ bad: 'w:1/blur:2' }), /option "blur" is not supported/)
+  assert.throws(() => checkPresets({ bad: 'w:1/trim:2' }), /option "trim" is not supported/)
   assert.doesNotThrow(() => checkPresets({ twice: 'w:1/w:2' }), 'the later w wins')
 })
 
@@ -130,10 +130,41 @@ test('redenormalizePath undoes proxies\' rewrites as imgproxy does (its path tes
 
 test('unknown and unsupported options are refused by name', () => {
   refuses(`/w:100/foo:1/plain/${SRC}`, /unknown option "foo"/)
-  for (const name of ['blur', 'bl', 'sharpen', 'watermark', 'wm', 'crop', 'c', 'pd', 'trim', 'rot', 'ex', 'raw']) {
+  for (const name of ['watermark', 'wm', 'trim', 't', 'pixelate', 'pix', 'raw', 'kcr', 'scp']) {
     refuses(`/${name}:1/plain/${SRC}`, new RegExp(`option "${name}" is not supported by thumbd`))
   }
-  refuses(`/s:300:200:0:1/plain/${SRC}`, /option "s": extend is not supported/)
+  refuses(`/s:300:200:0:1:sm/plain/${SRC}`, /option "s": extend takes a plain gravity/)
+})
+
+test('image operations: gravity offsets and focus point, crop, rotate, flip, blur, sharpen, padding, extend', () => {
+  assert.deepEqual(options('g:ea:20:0').gravity, { position: 'east', x: 20, y: 0 })
+  assert.equal(options('g:ea:20:0').position, 'east')
+  assert.deepEqual(options('g:fp:0.25:0.75').gravity, { focus: [0.25, 0.75] })
+  assert.equal(options('g:ea:20:0/g:no').gravity, undefined, 'a later plain gravity drops the offsets')
+  assert.deepEqual(options('c:300:200').crop, { width: 300, height: 200 })
+  assert.deepEqual(options('c:0.5:0:nowe:10:5').crop, { width: 0.5, height: 0, gravity: { position: 'northwest', x: 10, y: 5 } })
+  assert.equal(options('c:0:0').crop, undefined)
+  assert.equal(options('rot:90').rotate, 90)
+  assert.equal(options('rot:-90').rotate, 270)
+  assert.equal(options('rot:360').rotate, undefined)
+  assert.deepEqual(options('fl:1').flip, [true, false])
+  assert.deepEqual(options('flip:0:t').flip, [false, true])
+  assert.equal(options('bl:1.5').blur, 1.5)
+  assert.equal(options('bl:0').blur, undefined)
+  assert.equal(options('sh:0.7').sharpen, 0.7)
+  assert.deepEqual(options('pd:10').padding, [10, 10, 10, 10])
+  assert.deepEqual(options('pd:10:20').padding, [10, 20, 10, 20])
+  assert.deepEqual(options('pd:1:2:3').padding, [1, 2, 3, 2])
+  assert.deepEqual(options('pd:1:2:3:4').padding, [1, 2, 3, 4])
+  assert.deepEqual(options('ex:1').extend, { position: 'centre', x: 0, y: 0 })
+  assert.deepEqual(options('s:300:200:0:1:so').extend, { position: 'south', x: 0, y: 0 })
+  assert.deepEqual(options('exar:1:ea:5:0').extendAspect, { position: 'east', x: 5, y: 0 })
+  assert.equal(options('ex:0').extend, undefined)
+  for (const [opts, message] of [
+    ['rot:45', /option "rot": "45" is not a multiple of 90/], ['g:sm:10:0', /smart gravity takes no offsets/], ['g:fp:2:0', /option "g": "2" is not a number from 0 to 1/],
+    ['c:-1:10', /option "c"/], ['c:10:10:sm', /option "c": crop takes a plain gravity/], ['fl:x', /option "fl"/], ['bl:101', /option "bl"/], ['pd:1:2:3:4:5', /option "pd": takes at most 4/],
+    ['ex:1:fp:0.5:0.5', /option "ex": extend takes a plain gravity/], ['g:ce:1:2:3', /option "g": takes at most 3 arguments/]
+  ] as const) refuses(`/${opts}/plain/${SRC}`, message)
 })
 
 test('a repeated option, or another that sets the same thing, overrides the earlier one (imgproxy\'s order)', () => {
@@ -182,8 +213,7 @@ test('values out of range or malformed are refused', () => {
     ['f:gif', /format "gif" is not supported/], ['f:best', /format "best" is not supported/],
     ['bg:256:0:0', /option "bg"/], ['bg:12345', /option "bg"/], ['bg:1:2', /option "bg"/],
     ['at:101p', /over 100%/], ['at:10%25', /option "at"/], ['vts:10p', /option "vts": "10p" is not seconds/], ['vts:abc', /option "vts"/],
-    ['frame:middle', /frame "middle" is not supported/], ['g:fp:0.5:0.5', /focus-point gravity \(fp\) is not supported/],
-    ['g:no:10:0', /gravity offsets are not supported/], ['g:sm:1', /takes at most 1 argument/], ['g:xx', /gravity "xx" is not supported/]
+    ['frame:middle', /frame "middle" is not supported/], ['g:sm:1', /smart gravity takes no offsets/], ['g:xx', /gravity "xx" is not supported/]
   ] as const) refuses(`/${opts}/plain/${SRC}`, message)
 })
 
