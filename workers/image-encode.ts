@@ -4,6 +4,17 @@
 import sharp, { type Sharp } from 'sharp'
 import type { ImageOptions } from '../contract/types.ts'
 
+/**
+ * PNG of a GET URL as imgproxy saves it: a source with a palette (GIF, palette PNG) keeps one of its bit
+ * depth (libimagequant), which is what keeps a GIF turned PNG small and without an alpha it does not need;
+ * any other with adaptive row filters. Other PNGs: sharp's defaults, as before.
+ */
+export function pngOptions (options: ImageOptions, paletteBits: number | undefined) {
+  if (options.url === undefined) return {}
+  if (paletteBits === undefined) return { adaptiveFiltering: true }
+  return { palette: true, colours: 2 ** (paletteBits > 4 ? 8 : paletteBits > 2 ? 4 : paletteBits > 1 ? 2 : 1) }
+}
+
 /** Encoder options of a lossy format. */
 export function lossyOptions (options: ImageOptions, quality = options.quality) {
   return options.format === 'jpeg' ? { quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0' } : { quality }

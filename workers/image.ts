@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
-import { encodeToFit, lossyOptions } from './image-encode.ts'
+import { encodeToFit, lossyOptions, pngOptions } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
 import { afterResize, beforeResize, needsBefore } from './image-ops.ts'
 import type { RawFrame } from './ppm.ts'
@@ -79,7 +79,7 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size: source, colour } = await inspect(input, ctx)
+    const { size: source, colour, paletteBits } = await inspect(input, ctx)
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
@@ -120,7 +120,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       const { data, info } = await encodeToFit(pipeline, options, options.maxBytes)
       return { data, format: options.format, width: info.width, height: info.height }
     }
-    if (options.format === 'png') pipeline.png()
+    if (options.format === 'png') pipeline.png(pngOptions(options, paletteBits))
     else pipeline.toFormat(options.format, lossyOptions(options))
     const { data, info } = await pipeline.toBuffer({ resolveWithObject: true })
     return { data, format: options.format, width: info.width, height: info.height }
@@ -130,7 +130,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
 }
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides) and its colour handling; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour }> {
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, paletteBits?: number }> {
   if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert' }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
@@ -139,7 +139,7 @@ async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [nu
   if (frames > MAX_ANIMATION_FRAMES || frames * w * h > MAX_ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels) {
     throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames of ${w}x${h} exceeds the limits`)
   }
-  return { size: (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h], colour: colourHandling(meta) }
+  return { size: (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

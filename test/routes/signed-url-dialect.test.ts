@@ -145,3 +145,26 @@ test('image operations as imgproxy orders them: rot, fl, c, gravity offsets and 
     assert.match(res.json().message, new RegExp(`"${name}"`))
   }
 })
+
+test('PNG as imgproxy saves it: a palette source (GIF, palette PNG) stays a palette, without an alpha it does not need', async (t) => {
+  const { get } = await setup(t)
+  const gif = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#336699' } }).composite([{ input: { text: { text: 'thumbd', dpi: 300 } }, left: 10, top: 10 }]).gif().toBuffer()
+  const palettePng = await sharp(gif).png({ palette: true, colours: 16 }).toBuffer()
+  const src = createServer((req, res) => res.end(req.url === '/a.gif' ? gif : palettePng))
+  await new Promise<void>(resolve => src.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise(resolve => src.close(resolve)))
+  const base = `http://127.0.0.1:${(src.address() as AddressInfo).port}`
+  const other = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/` })
+  for (const file of ['a.gif', 'b.png']) {
+    const res = await other.inject({ url: sign(`/w:300/plain/${base}/${file}@png`) })
+    assert.equal(res.statusCode, 200, res.body)
+    const meta = await decoded(res.rawPayload)
+    assert.equal(meta.isPalette, true, `${file}: a palette PNG`)
+    assert.equal(meta.hasAlpha, false, `${file}: no alpha`)
+    const full = await sharp(file === 'a.gif' ? gif : palettePng).resize(300).png().toBuffer()
+    assert.ok(res.rawPayload.length < full.length, `${file}: ${res.rawPayload.length} < ${full.length}`)
+  }
+  // A truecolour source: adaptive row filters, as imgproxy.
+  const photo = await get('w:320', 'landscape.jpg', '@png')
+  assert.equal((await decoded(photo.rawPayload)).isPalette, false)
+})
