@@ -105,7 +105,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     config: { jobKind: 'thumbnail' },
     schema: {
       summary: 'Thumbnail or resize of a URL source, by a signed GET URL in imgproxy\'s dialect',
-      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options: rs, s, rt, w, h, el, g (sm: smart), q, f/ext, bg, pr (URL_PRESETS), vts, at, frame, vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension). No bearer key.',
+      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options, with imgproxy\'s semantics (a later one overrides an earlier one): rs, s, rt, w, h, el, dpr, z, mw, mh, g (offsets, fp, sm), c, ex, exar, pd, rot, fl, bl, sh, q, fq, mb, f/ext, bg, sm, ar, skp, exp, fn, att, cb, pr (URL_PRESETS), vts, at, frame, vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension). No bearer key.',
       tags: ['jobs'],
       response: { 200: IMAGE_REPLY, 304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' }, ...errorResponses(['NOT_FOUND', 'UNAUTHORIZED', 'REQUEST_TIMEOUT']) }
     }
