@@ -49,10 +49,20 @@ function urlOps ({ crop, rotate, flip, blur, sharpen, padding, extend, extendAsp
 /** fn and att: Content-Disposition as imgproxy sends it, the name's extension that of the reply. */
 function disposition (reply: FastifyReply, options: ThumbdUrlOptions, source: string, format: string): void {
   if (options.filename === undefined && options.attachment === undefined) return
-  const base = options.filename ?? (decodeURIComponent(new URL(source).pathname.split('/').pop() ?? '').replace(/\.[^.]*$/, '') || 'image')
+  const base = options.filename ?? (lastSegment(source).replace(/\.[^.]*$/, '') || 'image')
   const name = `${base}.${format === 'jpeg' ? 'jpg' : format}`
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
   reply.header('content-disposition', `${options.attachment === true ? 'attachment' : 'inline'}; filename="${ascii}"${ascii === name ? '' : `; filename*=UTF-8''${encodeURIComponent(name)}`}`)
+}
+
+/** The source URL's last path segment, decoded where it decodes (a stray '%' stays as it is). */
+function lastSegment (source: string): string {
+  const segment = new URL(source).pathname.split('/').pop() ?? ''
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
 }
 
 /** A spooled source's bytes, from memory or its temp file. */

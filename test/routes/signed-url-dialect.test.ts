@@ -35,7 +35,7 @@ async function setup (t: import('node:test').TestContext, env: Record<string, st
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, ...env })
   const get = (options: string, file = 'landscape.jpg', ext = '') => app.inject({ url: sign(`/${options}/plain/${base}/${file}${ext}`) })
-  return { app, get, files }
+  return { app, get, files, base }
 }
 
 test('the sizes imgproxy gives: rs:force and rs:fill-down on a small source, rs:auto with both sides, dpr, min-width', async (t) => {
@@ -83,6 +83,12 @@ test('fn and att: Content-Disposition with the reply\'s extension; sm:1, ar:1 an
   const attached = await get('att:1/w:100')
   assert.equal(attached.headers['content-disposition'], 'attachment; filename="landscape.jpg"')
   assert.equal((await get('w:100')).headers['content-disposition'], undefined)
+  // A source path that does not percent-decode (possible in the base64 form) keeps its name as it is.
+  const { app, files, base } = await setup(t)
+  files['b%zz.jpg'] = files['landscape.jpg']!
+  const odd = await app.inject({ url: sign(`/att:1/w:100/${Buffer.from(`${base}/b%zz.jpg`).toString('base64url')}`) })
+  assert.equal(odd.statusCode, 200, odd.body)
+  assert.equal(odd.headers['content-disposition'], 'attachment; filename="b%zz.jpg"')
   assert.equal((await get('sm:0/w:100')).statusCode, 400)
 })
 
