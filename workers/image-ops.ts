@@ -9,6 +9,17 @@ import type { SharpResize } from './image-geometry.ts'
 /** The options that need the steps before the resize. */
 export const needsBefore = (ops: UrlOps | undefined) => ops !== undefined && (ops.rotate !== undefined || ops.crop !== undefined || ops.flip !== undefined)
 
+/** Rounds halves to even, as Go's math.RoundToEven that imgproxy centres crops with. */
+const roundHalfEven = (value: number) => {
+  const floor = Math.floor(value)
+  return value - floor !== 0.5 ? Math.round(value) : floor % 2 === 0 ? floor : floor + 1
+}
+
+/** Whether the crop to the result is placed here (imgproxy's rounding, offsets, focus) rather than by sharp's cover: all but smart crops. */
+export function placesCrop (options: ImageOptions, sizing: SharpResize): boolean {
+  return options.url !== undefined && sizing.fit === 'cover' && sizing.scaled !== undefined && options.position !== 'attention' && options.position !== 'entropy'
+}
+
 /** A side of imgproxy's crop: 0 the whole side, under 1 a share of it, else pixels (at most the side). */
 const cropSide = (side: number, asked: number) => asked === 0 ? side : Math.min(side, asked < 1 ? Math.max(1, Math.round(side * asked)) : Math.round(asked))
 
@@ -23,8 +34,8 @@ export function place ([outerW, outerH]: [number, number], [innerW, innerH]: [nu
     const offset = (value: number, side: number) => Math.abs(value) < 1 ? Math.round(value * side) : Math.round(value * scale)
     const [x, y] = [offset(gravity.x, outerW), offset(gravity.y, outerH)]
     const p = gravity.position
-    left = p.endsWith('west') ? x : p.endsWith('east') ? outerW - innerW - x : Math.floor((outerW - innerW + 1) / 2) + x
-    top = p.startsWith('north') ? y : p.startsWith('south') ? outerH - innerH - y : Math.floor((outerH - innerH + 1) / 2) + y
+    left = p.endsWith('west') ? x : p.endsWith('east') ? outerW - innerW - x : roundHalfEven((outerW - innerW + 1) / 2) + x
+    top = p.startsWith('north') ? y : p.startsWith('south') ? outerH - innerH - y : roundHalfEven((outerH - innerH + 1) / 2) + y
   }
   return [Math.min(Math.max(0, left), outerW - innerW), Math.min(Math.max(0, top), outerH - innerH)]
 }
@@ -56,9 +67,9 @@ export function afterResize (pipeline: Sharp, options: ImageOptions, sizing: Sha
   const url = options.url!
   const ops = url.ops ?? {}
   const size = resized
-  if (url.gravity !== undefined && sizing.fit === 'cover' && sizing.scaled !== undefined) {
+  if (placesCrop(options, sizing)) {
     // resize() was told to fill to the scaled size; the crop to the box goes where the gravity says.
-    const [left, top] = place(sizing.scaled, size, url.gravity, url.dpr)
+    const [left, top] = place(sizing.scaled!, size, url.gravity ?? { position: options.position ?? 'centre', x: 0, y: 0 }, url.dpr)
     pipeline.extract({ left, top, width: size[0], height: size[1] })
   }
   if (ops.blur !== undefined) pipeline.blur(Math.max(0.3, ops.blur))

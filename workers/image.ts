@@ -6,7 +6,7 @@ import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import { encodeToFit, lossyOptions, pngOptions } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
-import { afterResize, beforeResize, needsBefore } from './image-ops.ts'
+import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
@@ -100,9 +100,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
     const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
     if (sizing.width !== undefined || sizing.height !== undefined) {
-      const placed = options.url?.gravity !== undefined && sizing.scaled !== undefined
+      const placed = placesCrop(options, sizing)
       pipeline.resize({
-        // Offsets or a focus point: fill to the scaled size; afterResize places the crop.
+        // GET URLs: fill to the scaled size; afterResize places the crop as imgproxy does.
         width: placed ? sizing.scaled![0] : sizing.width,
         height: placed ? sizing.scaled![1] : sizing.height,
         fit: placed ? 'fill' : sizing.fit,
