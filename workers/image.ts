@@ -83,8 +83,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
+    // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const { pipeline, size } = needsBefore(ops)
-      ? await beforeResize(open(input, ctx, colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
+      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
       : { pipeline: open(input, ctx, colour).rotate(), size: source }
     pipeline.timeout({ seconds })
     // GET URLs size as imgproxy does; undefined: no resize at all.
@@ -93,7 +94,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
-    if (colour === 'keep') pipeline.keepIccProfile()
+    if (colour === 'keep' && !needsBefore(ops)) pipeline.keepIccProfile()
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
     // A GET URL's background flattens every format, as imgproxy does whenever bg is set.

@@ -176,3 +176,15 @@ test('PNG as imgproxy saves it: a palette source (GIF, palette PNG) stays a pale
   const photo = await get('w:320', 'landscape.jpg', '@png')
   assert.equal((await decoded(photo.rawPayload)).isPalette, false)
 })
+
+test('a Display P3 photo rotated, cropped or flipped keeps its colours (its pixels are converted before that pass)', async (t) => {
+  const { get, files } = await setup(t)
+  const green = { r: 20, g: 200, b: 40 }
+  files['p3.jpg'] = await sharp({ create: { width: 600, height: 400, channels: 3, background: green } }).withIccProfile('p3').jpeg({ quality: 95 }).toBuffer()
+  for (const options of ['rot:90', 'c:300:200', 'fl:1', 'w:300']) {
+    const res = await get(options, 'p3.jpg')
+    assert.equal(res.statusCode, 200, res.body)
+    const [r, g, b] = await sharp(res.rawPayload).resize(1, 1).removeAlpha().raw().toBuffer()
+    assert.ok(Math.abs(r! - green.r) <= 10 && Math.abs(g! - green.g) <= 10 && Math.abs(b! - green.b) <= 10, `${options}: shown as ${r},${g},${b}`)
+  }
+})
