@@ -2,8 +2,18 @@
 
 /** Largest output side; asks that would exceed it are refused rather than silently clamped. */
 export const MAX_OUTPUT_SIDE = 8192
-/** Animated inputs: only the first frame is decoded, but absurd animations are refused outright. */
+/** Default of MAX_ANIMATION_FRAMES (src/config.ts): frames of an animated input or of a video preview. */
 export const MAX_ANIMATION_FRAMES = 1000
+/** The documented maximum of MAX_ANIMATION_FRAMES. */
+export const MAX_ANIMATION_FRAMES_LIMIT = 10000
+/** All frames of an animation, input or output, at most this many times MAX_INPUT_PIXELS (checked from the header). */
+export const ANIMATION_PIXELS_FACTOR = 4
+/** Frames of a video preview, whatever MAX_ANIMATION_FRAMES allows: each is one seek. */
+export const MAX_PREVIEW_FRAMES = 100
+/** Largest side of a preview's frame. */
+export const MAX_PREVIEW_SIDE = 1920
+/** A preview's frames, all of them together, in pixels: they are held raw (RGB) until the encoder takes them. */
+export const MAX_PREVIEW_PIXELS = 2 ** 25
 /** Encoder quality when none is asked for (POSTed options and GET URLs alike). */
 export const DEFAULT_QUALITY = 80
 /** The most tiles a storyboard's sprite holds. */

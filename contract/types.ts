@@ -3,7 +3,7 @@ import type { Media } from './sniff.ts'
 import type { JobFailure } from './job-error.ts'
 
 export type Fit = 'cover' | 'contain' | 'fill' | 'inside' | 'outside'
-export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif'
+export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif'
 
 /** sharp's gravities, plus its smart-crop strategies. */
 export type Position =
@@ -24,6 +24,8 @@ export interface ImageOptions {
   url?: UrlGeometry
   /** GET URLs (imgproxy's max_bytes): a lossy format's quality is lowered until the result fits. */
   maxBytes?: number
+  /** false: the still first frame of an animated source, even where the format could hold the animation. */
+  animated?: boolean
 }
 
 /** imgproxy's resizing type and the scale factors of its URLs. */
@@ -120,7 +122,29 @@ export interface StoryboardTask {
   quality: number
 }
 
-export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask | StoryboardTask
+/** A short looping animation of frames spread over a video, or over a window of it (workers/preview.ts). */
+export interface PreviewTask {
+  kind: 'preview'
+  source: JobSource
+  frames: number
+  /** Where the frames are taken: from `start` (default 0) for `duration` seconds (default: to the end). */
+  start?: FramePosition
+  duration?: number
+  /** Seconds between frames (imgproxy's vta step); without it the frames are spread evenly over the window. */
+  step?: number
+  /** Without step: drop the frames a video too short for them would repeat (vta's trim). */
+  trim?: boolean
+  /** Each frame's box; fit as for thumbnails (inside, cover or contain; contain pads with black). */
+  width?: number
+  height?: number
+  fit: 'inside' | 'cover' | 'contain'
+  /** Milliseconds each frame shows. */
+  delay: number
+  format: 'webp' | 'gif'
+  quality: number
+}
+
+export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask | StoryboardTask | PreviewTask
 
 /** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
 export interface JobSettings {
@@ -130,6 +154,8 @@ export interface JobSettings {
   ffprobePath: string
   maxInputPixels: number
   maxVideoSeconds: number
+  /** Frames of an animated input, or of a preview (MAX_ANIMATION_FRAMES). */
+  maxAnimationFrames: number
   ffmpegThreads: number
   /** One Int32 shared by all threads: ffmpeg/ffprobe children alive right now. */
   children: SharedArrayBuffer
@@ -230,6 +256,7 @@ export interface JobResults {
   perceptual: PerceptualResult
   info: MediaInfo
   storyboard: StoryboardResult
+  preview: ImageResult
 }
 
 export type JobOutcome<T = JobResults[keyof JobResults]> =

@@ -1,8 +1,9 @@
 // npm run fuzz: a long seeded mutation run against a real server, outside CI. Thousands of corruptions of
 // small valid images, videos and HEIF photos, sent as upload bodies and as URL sources (a loopback static
-// server), to /api/thumbnail, /api/resize and /api/hash, and the videos to /api/storyboard too. Reports the
-// statuses, the slowest reply and the server's peak RSS; fails on any 5xx but 503, a reply slower than the
-// hang bound, a decoder or temp file left behind, or a server that no longer answers /health.
+// server), to /api/thumbnail, /api/resize and /api/hash (images also as animated WebP and GIF), and the videos
+// to /api/storyboard and /api/preview too. Reports the statuses, the slowest reply and the server's peak RSS;
+// fails on any 5xx but 503, a reply slower than the hang bound, a decoder or temp file left behind, or a
+// server that no longer answers /health.
 //   npm run fuzz -- [--count 3000] [--concurrency 4] [--seed 1]
 import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -30,6 +31,7 @@ const seeds: Record<string, Buffer> = {
   png: await ffmpeg(still, 'seed.png'),
   webp: await ffmpeg([...still, '-c:v', 'libwebp'], 'seed.webp'),
   gif: await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=5:duration=1'], 'seed.gif'),
+  'webp-anim': await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=5:duration=1', '-c:v', 'libwebp', '-loop', '0'], 'seed-anim.webp'),
   avif: await sharp(await ffmpeg(still, 'avif-src.png')).avif().toBuffer(),
   mp4: await ffmpeg([...clip, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'], 'seed.mp4'),
   webm: await ffmpeg([...clip, '-c:v', 'libvpx', '-deadline', 'realtime'], 'seed.webm'),
@@ -61,10 +63,15 @@ let next = 0
 async function one (i: number) {
   const kind = names[Math.floor(random() * names.length)]!
   const body = mutate(seeds[kind]!, random)
-  const routes = VIDEOS.has(kind) ? ['thumbnail', 'resize', 'hash', 'storyboard'] : ['thumbnail', 'resize', 'hash']
+  const video = VIDEOS.has(kind)
+  const routes = video ? ['thumbnail', 'resize', 'hash', 'storyboard', 'preview'] : ['thumbnail', 'resize', 'hash']
   const route = routes[Math.floor(random() * routes.length)]!
+  // Images: the still path (the route's default format) or the animated one (WebP, GIF).
+  const query = route === 'storyboard'
+    ? STORYBOARD_QUERY
+    : route === 'preview' ? '?frames=3&width=64' : route === 'hash' || video ? '' : ['', '?format=webp', '?format=gif'][Math.floor(random() * 3)]!
   const byUrl = random() < 0.5
-  const what = `#${i} ${kind} ${byUrl ? 'url' : 'body'} /api/${route}`
+  const what = `#${i} ${kind} ${byUrl ? 'url' : 'body'} /api/${route}${query}`
   const headers: Record<string, string> = { authorization: `Bearer ${server.apiKey}` }
   let init: RequestInit
   if (byUrl) {
@@ -74,7 +81,7 @@ async function one (i: number) {
     init = { method: 'POST', headers: { ...headers, 'content-type': 'application/octet-stream' }, body: new Uint8Array(body) }
   }
   const started = performance.now()
-  const res = await fetch(`${server.base}/api/${route}${route === 'storyboard' ? STORYBOARD_QUERY : ''}`, { ...init, signal: AbortSignal.timeout(HANG_MS) }).catch((err: Error) => ({ status: `error ${err.name}`, text: async () => '' }))
+  const res = await fetch(`${server.base}/api/${route}${query}`, { ...init, signal: AbortSignal.timeout(HANG_MS) }).catch((err: Error) => ({ status: `error ${err.name}`, text: async () => '' }))
   const ms = performance.now() - started
   await ('arrayBuffer' in res ? res.arrayBuffer() : undefined)
   const status = String(res.status)

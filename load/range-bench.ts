@@ -2,11 +2,12 @@
 // 1-hour 1080p H.264 video of about 2 GB (MP4, index at the end; and the same as Matroska, cues at the end) is
 // made once by ffmpeg (one minute encoded, then copied end to end with -c copy) under load/.media/, served by a
 // loopback origin that answers ranges and counts the bytes it sends (range-origin.ts), and asked of a thumbd
-// started as `npm start` is: the poster frame at 50 % (exact and keyframe seeks) and a 60-tile storyboard.
+// started as `npm start` is: the poster frame at 50 % (exact and keyframe seeks), a 60-tile storyboard and an
+// 8-frame 320 px WebP preview; then the same preview of a 30 s upload (the first half minute of that 1080p clip).
 // Prints each case's median time, the bytes the origin sent, and the server's peak memory; then seek=keyframe
 // against the exact frame on a long-GOP clip (10 s of 1080p, one keyframe, frame at 8 s), uploaded.
 import { execFile } from 'node:child_process'
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
@@ -26,6 +27,7 @@ async function minuteClip (): Promise<string> {
   const path = join(MEDIA_DIR, 'range-minute-1080p.mp4')
   if (await stat(path).catch(() => undefined)) return path
   say('encoding one minute of 1080p (once)...')
+  await mkdir(MEDIA_DIR, { recursive: true })
   await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=60,noise=alls=12:allf=t',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '4600k', '-maxrate', '4600k', '-bufsize', '9200k', '-g', '50', '-pix_fmt', 'yuv420p', path])
   return path
@@ -55,6 +57,13 @@ async function longGopClip (): Promise<string> {
   return path
 }
 
+/** The first 30 s of the minute clip (-c copy): an upload of a phone-sized clip. */
+async function halfMinuteClip (): Promise<string> {
+  const path = join(MEDIA_DIR, 'range-30s-1080p.mp4')
+  if (!(await stat(path).catch(() => undefined))) await run('ffmpeg', ['-loglevel', 'error', '-y', '-i', await minuteClip(), '-t', '30', '-c', 'copy', path])
+  return path
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`
 
@@ -71,7 +80,8 @@ const CASES: Case[] = [
   { name: 'poster at 50 %, Matroska (cues at the end)', route: 'thumbnail', file: 'mkv', body: { at: '50%' } },
   { name: 'poster at 50 %, MP4, seek=keyframe', route: 'thumbnail', file: 'mp4', body: { at: '50%', seek: 'keyframe' } },
   { name: 'poster at 50 %, Matroska, seek=keyframe', route: 'thumbnail', file: 'mkv', body: { at: '50%', seek: 'keyframe' } },
-  { name: '60-tile storyboard, MP4', route: 'storyboard', file: 'mp4', body: { count: 60 } }
+  { name: '60-tile storyboard, MP4', route: 'storyboard', file: 'mp4', body: { count: 60 } },
+  { name: '8-frame 320 px WebP preview, MP4', route: 'preview', file: 'mp4', body: { frames: 8, width: 320 } }
 ]
 
 const results = new Map<string, Array<{ ms: number, bytes: number, requests: number }>>()
@@ -129,6 +139,19 @@ try {
   }
   const [exact, keyframe] = [median(times.exact!), median(times.keyframe!)]
   lines.push(`long GOP (10 s of 1080p, one keyframe), frame at 8 s, uploaded: exact ${(exact / 1000).toFixed(2)} s, seek=keyframe ${(keyframe / 1000).toFixed(2)} s (${(exact / keyframe).toFixed(1)}x faster)`)
+
+  // An 8-frame 320 px WebP preview of a 30 s upload (1080p, a keyframe every 2 s), from the request's first byte.
+  const halfMinute = await readFile(await halfMinuteClip())
+  const previews: number[] = []
+  for (let round = 0; round < repeats; round++) {
+    const started = performance.now()
+    const res = await fetch(`${server.base}/api/preview?frames=8&width=320`, { method: 'POST', headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'video/mp4' }, body: halfMinute })
+    const bytes = (await res.arrayBuffer()).byteLength
+    if (res.status !== 200) throw new Error(`preview of an upload: ${res.status}`)
+    previews.push(performance.now() - started)
+    if (round === 0) lines.push(`8-frame 320 px WebP preview: ${(bytes / 1024).toFixed(0)} KiB`)
+  }
+  lines.push(`8-frame 320 px WebP preview of a 30 s 1080p upload (${mb(halfMinute.length)}): ${(median(previews) / 1000).toFixed(2)} s`)
   process.stdout.write(lines.join('\n') + '\n')
 } finally {
   await server.stop()

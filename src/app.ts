@@ -27,6 +27,7 @@ import infoRoutes from './routes/info.ts'
 import resizeRoutes from './routes/resize.ts'
 import signedUrlRoutes from './routes/signed-url.ts'
 import storyboardRoutes from './routes/storyboard.ts'
+import previewRoutes from './routes/preview.ts'
 import thumbnailRoutes from './routes/thumbnail.ts'
 
 export function serverOptions (config: Config, logStream?: Writable): FastifyServerOptions {
@@ -86,6 +87,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
     await api.register(hashRoutes)
     await api.register(infoRoutes)
     await api.register(storyboardRoutes)
+    await api.register(previewRoutes)
   }, { prefix: '/api' })
   // Signed GET URLs: the signature is the credential; the same gates, and no body.
   await fastify.register(async (signed) => {

@@ -6,6 +6,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
 import { JOBS_PER_THREAD } from './jobs/pairing.ts'
 import { describeSchemaErrors, type SchemaError } from './schema-errors.ts'
+import { MAX_ANIMATION_FRAMES, MAX_ANIMATION_FRAMES_LIMIT } from '../contract/limits.ts'
 import { checkPresets } from './signed-urls/parse.ts'
 import { parseSigningKeys, type SigningKey } from './signed-urls/signature.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
@@ -21,6 +22,7 @@ export const CONFIG_SCHEMA = Type.Object({
   WORKER_NICENESS: Type.Integer({ minimum: 0, maximum: 19, default: 10, description: 'nice value of job work (worker threads, their ffmpeg, libuv\'s thread pool and libvips\'s threads), so the event loop always gets a core first (0: same priority)' }),
   MAX_SOURCE_BYTES: Type.Integer({ minimum: 1, maximum: 17179869184, default: 134217728, description: 'largest upload or fetched source, in bytes' }),
   MAX_INPUT_PIXELS: Type.Integer({ minimum: 1, maximum: 1073741824, default: 50000000, description: 'largest image or video frame, in pixels (width x height)' }),
+  MAX_ANIMATION_FRAMES: Type.Integer({ minimum: 1, maximum: MAX_ANIMATION_FRAMES_LIMIT, default: MAX_ANIMATION_FRAMES, description: 'most frames of an animated GIF/WebP (more: 413) or of a video preview (more: 400); all frames together may have at most 4 x MAX_INPUT_PIXELS pixels' }),
   MAX_VIDEO_SECONDS: Type.Number({ exclusiveMinimum: 0, maximum: 604800, default: 14400, description: 'longest video accepted, in seconds' }),
   MAX_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 5000, description: 'admission bound: a job whose expected wait for a worker exceeds this is refused with 503 OVERLOADED' }),
   PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 1000, description: 'job routes answer 503 while the event loop lags more than this (0: off)' }),
@@ -71,6 +73,7 @@ export interface Config {
   readonly rangeReadMinBytes: number
   readonly maxInputPixels: number
   readonly maxVideoSeconds: number
+  readonly maxAnimationFrames: number
   readonly maxQueueWaitMs: number
   readonly pressureMaxEventLoopDelayMs: number
   readonly pressureMaxRssBytes: number
@@ -146,6 +149,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     rangeReadMinBytes: parsed.RANGE_READ_MIN_BYTES,
     maxInputPixels: parsed.MAX_INPUT_PIXELS,
     maxVideoSeconds: parsed.MAX_VIDEO_SECONDS,
+    maxAnimationFrames: parsed.MAX_ANIMATION_FRAMES,
     maxQueueWaitMs: parsed.MAX_QUEUE_WAIT_MS,
     pressureMaxEventLoopDelayMs: parsed.PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
     pressureMaxRssBytes: parsed.PRESSURE_MAX_RSS_BYTES,

@@ -19,6 +19,7 @@ const RECIPES = {
   png: ['still.png', [...still]],
   webp: ['still.webp', [...still, '-c:v', 'libwebp']],
   gif: ['anim.gif', ['-f', 'lavfi', '-i', 'testsrc2=size=640x480:rate=5:duration=1']],
+  'webp-anim': ['anim.webp', ['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=5:duration=1', '-c:v', 'libwebp', '-loop', '0']],
   avif: ['still.avif', [...still, '-c:v', 'libaom-av1', '-still-picture', '1', '-cpu-used', '8']],
   // Distinct pictures for perceptual-hash tests.
   'pic-testsrc2': ['pic-testsrc2.jpg', ['-f', 'lavfi', '-i', 'testsrc2=size=640x480', '-frames:v', '1']],

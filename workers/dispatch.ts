@@ -5,13 +5,14 @@ import { begin } from '../contract/control.ts'
 import { toFailure } from '../contract/job-error.ts'
 import { info } from './info.ts'
 import { perceptual } from './perceptual.ts'
+import { preview } from './preview.ts'
 import { resize } from './resize.ts'
 import { storyboard } from './storyboard.ts'
 import { thumbnail } from './thumbnail.ts'
 import type { Envelope, JobContext, JobOutcome, JobResults, JobTask } from '../contract/types.ts'
 
 type Job<K extends JobTask['kind']> = (task: Extract<JobTask, { kind: K }>, ctx: JobContext) => Promise<JobResults[K]>
-const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual, info, storyboard }
+const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual, info, storyboard, preview }
 
 export async function dispatch ({ task, settings, control, deadline }: Envelope): Promise<JobOutcome> {
   const started = performance.now()

@@ -2,17 +2,16 @@
 // same for both. sharp (libvips) does the work; the limits are set on every input.
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
-import { MAX_ANIMATION_FRAMES, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
+import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
+import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
-import { encodeToFit, lossyOptions, pngOptions } from './image-encode.ts'
+import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './ppm.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
-
-const MAX_ANIMATION_PIXELS_FACTOR = 4
 
 // Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
 // sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
@@ -21,12 +20,13 @@ sharp.cache(false)
 sharp.block({ operation: ['VipsForeignLoad'] })
 sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp', 'VipsForeignLoadNsgif', 'VipsForeignLoadHeif'] })
 
-const decodeOptions = (ctx: JobContext) => ({
-  limitInputPixels: ctx.settings.maxInputPixels,
+const decodeOptions = (ctx: JobContext, animated = false) => ({
+  // All frames of an animation make one tall image: its budget (checked from the header) bounds them, each frame the limit.
+  limitInputPixels: animated ? ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels : ctx.settings.maxInputPixels,
   // 'warning' turns truncated or corrupt data into an error instead of a half-grey picture.
   failOn: 'warning' as const,
-  // First frame of animated GIF/WebP only.
-  pages: 1
+  // An animated GIF/WebP: every frame, as one tall image (workers/animation.ts); else the first frame only.
+  pages: animated ? -1 : 1
 })
 
 /**
@@ -47,12 +47,12 @@ export function storedImage (ref: JobSource['ref']): Uint8Array | string {
   return ref.location === 'memory' ? ref.bytes : ref.path
 }
 
-export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert'): Sharp {
+export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert', animated = false): Sharp {
   if ('raw' in input) {
     const { data, width, height, channels } = input.raw
     return sharp(data, { raw: { width, height, channels } })
   }
-  return sharp('bytes' in input ? input.bytes : input.path, { ...decodeOptions(ctx), ignoreIcc: colour === 'untagged' })
+  return sharp('bytes' in input ? input.bytes : input.path, { ...decodeOptions(ctx, animated), ignoreIcc: colour === 'untagged' })
 }
 
 /**
@@ -79,14 +79,17 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size: source, colour, paletteBits } = await inspect(input, ctx)
+    const { size: source, colour, header, paletteBits } = await inspect(input, ctx)
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
+    const before = needsBefore(ops)
+    // That pass works on one frame's raw pixels: an animation asked for it keeps its still first frame.
+    const frames = before ? 1 : framesKept(header, options)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
-    const { pipeline, size } = needsBefore(ops)
+    const { pipeline, size } = before
       ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
-      : { pipeline: open(input, ctx, colour).rotate(), size: source }
+      : { pipeline: open(input, ctx, colour, frames > 1).rotate(), size: source }
     pipeline.timeout({ seconds })
     // GET URLs size as imgproxy does; undefined: no resize at all.
     const sizing: ImageOptions & SharpResize = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
@@ -94,13 +97,17 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
-    if (colour === 'keep' && !needsBefore(ops)) pipeline.keepIccProfile()
+    checkAnimationOutput(frames, width, height, ctx.settings)
+    if (colour === 'keep' && !before) pipeline.keepIccProfile()
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
     // A GET URL's background flattens every format, as imgproxy does whenever bg is set.
     const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
     const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
-    if (sizing.width !== undefined || sizing.height !== undefined) {
+    if (frames > 1 && needsFirstFrameCrop(sizing)) {
+      // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
+      applyCrop(pipeline, sizing, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
+    } else if (sizing.width !== undefined || sizing.height !== undefined) {
       const placed = placesCrop(options, sizing)
       pipeline.resize({
         // GET URLs: fill to the scaled size; afterResize places the crop as imgproxy does.
@@ -116,13 +123,12 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (outW > MAX_OUTPUT_SIDE || outH > MAX_OUTPUT_SIDE) throw new JobError('BAD_OPTIONS', `the output would be ${outW}x${outH} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     // JPEG has no alpha: transparent areas become the background (white unless asked otherwise), not black.
     if (flatten) pipeline.flatten({ background })
-    // PNG is lossless here: sharp's png({ quality }) would switch to a palette.
-    if (options.maxBytes !== undefined && options.format !== 'png') {
-      const { data, info } = await encodeToFit(pipeline, options, options.maxBytes)
+    if (frames > 1) checkAnimationOutput(frames, outW, outH, ctx.settings)
+    if (options.maxBytes !== undefined && options.format !== 'png' && options.format !== 'gif') {
+      const { data, info } = await encodeToFit(pipeline, options, options.maxBytes, frames > 1)
       return { data, format: options.format, width: info.width, height: info.height }
     }
-    if (options.format === 'png') pipeline.png(pngOptions(options, paletteBits))
-    else pipeline.toFormat(options.format, lossyOptions(options))
+    encode(pipeline, options, paletteBits)
     const { data, info } = await pipeline.toBuffer({ resolveWithObject: true })
     return { data, format: options.format, width: info.width, height: info.height }
   } catch (err) {
@@ -130,17 +136,15 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   }
 }
 
-/** Display size of the input (EXIF orientations 5-8 swap the sides) and its colour handling; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, paletteBits?: number }> {
-  if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert' }
+/** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number }> {
+  if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
-  const frames = meta.pages ?? 1
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
-  if (frames > MAX_ANIMATION_FRAMES || frames * w * h > MAX_ANIMATION_PIXELS_FACTOR * ctx.settings.maxInputPixels) {
-    throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames of ${w}x${h} exceeds the limits`)
-  }
-  return { size: (meta.orientation ?? 1) >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined }
+  const header = { frames: meta.pages ?? 1, width: w, height: h, orientation: meta.orientation ?? 1 }
+  checkAnimationInput(header, ctx.settings)
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

@@ -81,6 +81,7 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
     maxVideoSeconds: config.maxVideoSeconds,
+    maxAnimationFrames: config.maxAnimationFrames,
     // Set per job in run(): one decoder thread while jobs share the cores, all of them for a job alone.
     ffmpegThreads: 1,
     children,

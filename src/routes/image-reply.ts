@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JobResult } from '../plugins/jobs.ts'
-import type { ResizeTask, ThumbnailTask } from '../../contract/types.ts'
+import type { PreviewTask, ResizeTask, ThumbnailTask } from '../../contract/types.ts'
 
 /** The reply is a pure function of the source bytes and the options: it never changes. */
 export const CACHE_CONTROL = 'public, max-age=31536000, immutable'
@@ -26,7 +26,7 @@ export function notModified (request: FastifyRequest, reply: FastifyReply, etag:
 export interface ImageJob {
   /** The source's identity (SpooledSource.identity): with the options it makes the ETag. */
   identity: string
-  task: ThumbnailTask | ResizeTask
+  task: ThumbnailTask | ResizeTask | PreviewTask
   /** The options that change the output (normalised, so equal asks get equal tags). */
   etagOptions: unknown
   /** The format came from Accept: the reply varies by it. */

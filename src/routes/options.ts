@@ -11,8 +11,9 @@ export const ImageQuery = {
   width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output width in px' })),
   height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output height in px' })),
   fit: Type.Optional(Type.Enum(['cover', 'contain', 'fill', 'inside', 'outside'], { description: 'how the image fits width x height (default cover)' })),
-  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'auto'], { description: 'output format; auto picks avif/webp/jpeg from Accept' })),
-  quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'encoder quality (default 80)' }))
+  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'gif', 'auto'], { description: 'output format; auto picks avif/webp/jpeg from Accept' })),
+  quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'encoder quality (default 80; GIF has none)' })),
+  animated: Type.Optional(Type.Boolean({ description: 'an animated GIF/WebP source stays animated when the output format can hold it (webp, gif); false: its still first frame (default true)' }))
 }
 
 export const VideoQuery = {
@@ -43,10 +44,10 @@ export interface ImageDefaults {
   format: OutputFormat
 }
 
-/** Resize keeps the source's format where it can be written; GIF becomes PNG (still lossless, keeps alpha). */
+/** Resize keeps the source's format where it can be written (a GIF stays a GIF, animated); others become JPEG. */
 export function sameFormat (media: Media | undefined): OutputFormat {
   const format = media?.format
-  return format === 'jpeg' || format === 'png' || format === 'webp' || format === 'avif' ? format : format === 'gif' ? 'png' : 'jpeg'
+  return format === 'jpeg' || format === 'png' || format === 'webp' || format === 'avif' || format === 'gif' ? format : 'jpeg'
 }
 
 export function imageOptions (query: ImageQueryValue, accept: string | undefined, defaults: ImageDefaults): { options: ImageOptions, negotiated: boolean } {
@@ -63,7 +64,8 @@ export function imageOptions (query: ImageQueryValue, accept: string | undefined
       background: query.background === undefined ? undefined : `#${query.background.replace(/^#/, '')}`,
       format,
       quality: query.quality ?? DEFAULT_QUALITY,
-      withoutEnlargement: query.withoutEnlargement ?? true
+      withoutEnlargement: query.withoutEnlargement ?? true,
+      ...(query.animated === false ? { animated: false } : {})
     }
   }
 }

@@ -23,7 +23,7 @@ export function errorResponses (except: readonly ErrorCode[] = ['NOT_FOUND', 'BA
 
 export const IMAGE_REPLY = {
   description: 'The image, with ETag, Cache-Control and Server-Timing',
-  content: Object.fromEntries(['image/jpeg', 'image/png', 'image/webp', 'image/avif'].map(type => [type, { schema: { type: 'string', format: 'binary' } }]))
+  content: Object.fromEntries(['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/gif'].map(type => [type, { schema: { type: 'string', format: 'binary' } }]))
 }
 
 export interface JobRouteDoc {

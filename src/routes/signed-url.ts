@@ -35,7 +35,8 @@ function imageOptions (options: ThumbdUrlOptions, format: OutputFormat, defaults
     quality: options.quality ?? options.formatQuality?.[format as keyof Config['formatQuality']] ?? defaults[format as keyof Config['formatQuality']] ?? DEFAULT_QUALITY,
     withoutEnlargement: options.withoutEnlargement,
     url: { type, enlarge: !options.withoutEnlargement, dpr: options.dpr ?? 1, zoom: options.zoom ?? [1, 1], minWidth: options.minWidth, minHeight: options.minHeight, gravity: options.gravity, ops: urlOps(options) },
-    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    ...(options.animated === false ? { animated: false } : {})
   }
 }
 
@@ -115,7 +116,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     config: { jobKind: 'thumbnail' },
     schema: {
       summary: 'Thumbnail or resize of a URL source, by a signed GET URL in imgproxy\'s dialect',
-      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options, with imgproxy\'s semantics (a later one overrides an earlier one): rs, s, rt, w, h, el, dpr, z, mw, mh, g (offsets, fp, sm), c, ex, exar, pd, rot, fl, bl, sh, q, fq, mb, f/ext, bg, sm, ar, skp, exp, fn, att, cb, pr (URL_PRESETS), vts, at, frame, vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension). No bearer key.',
+      description: 'GET /i/{signature}/{options…}/plain/{percent-encoded source}[@ext] or /i/{signature}/{options…}/{base64url source}[.ext]. Signature: base64url (no padding) HMAC-SHA256 of salt + path, keys and salts hex (URL_SIGNING_KEYS, URL_SIGNING_SALTS). Options, with imgproxy\'s semantics (a later one overrides an earlier one): rs, s, rt, w, h, el, dpr, z, mw, mh, g (offsets, fp, sm), c, ex, exar, pd, rot, fl, bl, sh, q, fq, mb, f/ext (gif too; no format: a GIF source answers GIF), bg, sm, ar, skp, exp, fn, att, cb, pr (URL_PRESETS), vts, at, frame, da (disable_animation: an animated source\'s still first frame), vtt (video_thumbnail_tile: a storyboard sprite; its WebVTT with the .vtt extension), vta (video_thumbnail_animation: a looping WebP/GIF preview of a video). No bearer key.',
       tags: ['jobs'],
       response: { 200: IMAGE_REPLY, 304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' }, ...errorResponses(['NOT_FOUND', 'UNAUTHORIZED', 'REQUEST_TIMEOUT']) }
     }
@@ -127,6 +128,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     // As imgproxy: an expired URL is a 404, before anything is fetched.
     if (options.expires !== undefined && options.expires * 1000 < Date.now()) throw new errors.UrlExpired(`it expired at ${new Date(options.expires * 1000).toISOString()}`)
     if (options.storyboard !== undefined) return storyboardReply(request, reply, { path, extension, source, options, signer })
+    if (options.preview !== undefined) return previewReply(request, reply, { path, source, options })
     if (options.format === 'vtt') throw new errors.BadOptions('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
     const asked = options.format
     const negotiated = asked === 'auto'
@@ -200,6 +202,42 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       if (asked !== 'vtt') return sendImage(reply, { ...result, value: { ...result.value, data: result.value.sprite } }, etag, false, cacheControl)
       const sprite = spriteUrl(path, extension!, signer)
       return reply.header('content-type', 'text/vtt; charset=utf-8').header('etag', etag).header('cache-control', cacheControl).send(webVtt(result.value, sprite))
+    })
+  }
+
+  /**
+   * video_thumbnail_animation (imgproxy Pro's vta): a looping preview of the video, animated WebP (default, and
+   * for auto when Accept takes it) or GIF (@gif, or auto without WebP); vts sets where it starts.
+   */
+  async function previewReply (request: FastifyRequest, reply: FastifyReply, { path, source, options }: Pick<ParsedPath, 'source' | 'options'> & { path: string }) {
+    const asked = options.format ?? 'webp'
+    if (asked !== 'webp' && asked !== 'gif' && asked !== 'auto') throw new errors.BadOptions('a video_thumbnail_animation is webp or gif')
+    const format = asked === 'auto' ? (negotiate(request.headers.accept) === 'jpeg' ? 'gif' : 'webp') : asked
+    const { step, delay, frames, frameWidth, frameHeight, fit, trim } = options.preview!
+    return shared.withShared(`${redenormalizePath(path)}\n${format}`, request.clientGone, async (signal) => {
+      const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
+      return { source: fetched, etag: entityTag(fetched.identity, 'preview', { ...normalisedOptions(options), format }) }
+    }, ({ source: fetched }, signal) => {
+      const job = jobSource(fetched)
+      if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
+      app.mediaTools.assertVideo()
+      const start = videoOptions({ at: options.at }).at
+      return app.jobs.run({
+        kind: 'preview',
+        source: job,
+        frames,
+        ...(start === undefined ? {} : { start }),
+        ...(step === undefined ? {} : { step, trim }),
+        ...(frameWidth === 0 ? {} : { width: frameWidth }),
+        ...(frameHeight === 0 ? {} : { height: frameHeight }),
+        fit,
+        delay,
+        format,
+        quality: options.quality ?? DEFAULT_QUALITY
+      }, sharedStop(signal, fetched.failed))
+    }, async ({ etag }, animation) => {
+      if (notModified(request, reply, etag, asked === 'auto', cacheControl)) return reply.send()
+      return sendImage(reply, await animation(), etag, asked === 'auto', cacheControl)
     })
   }
 

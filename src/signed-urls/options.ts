@@ -1,14 +1,14 @@
 // imgproxy's processing options, one handler each, read into a draft of thumbd's options (parse.ts puts the
 // layers together). The tables say what thumbd honours; imgproxy's other option names are refused by name.
 import type { Fit, Position, UrlGravity, UrlOps } from '../../contract/types.ts'
-import { MAX_OUTPUT_SIDE, MAX_STORYBOARD_TILES } from '../../contract/limits.ts'
+import { MAX_OUTPUT_SIDE, MAX_PREVIEW_FRAMES, MAX_PREVIEW_SIDE, MAX_STORYBOARD_TILES } from '../../contract/limits.ts'
 
 export class UrlOptionError extends Error {
   override name = 'UrlOptionError'
 }
 
 /** vtt: a storyboard's WebVTT, whose cues point at its sprite (only with video_thumbnail_tile). */
-export type UrlFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'auto' | 'vtt'
+export type UrlFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif' | 'auto' | 'vtt'
 
 /** A storyboard instead of one frame: tiles `step` seconds apart, or (no step) columns x rows over the whole video. */
 export interface UrlStoryboard {
@@ -16,6 +16,19 @@ export interface UrlStoryboard {
   columns: number
   rows: number
   tileWidth: number
+}
+
+/** video_thumbnail_animation: a looping preview of `frames` video frames, `step` seconds apart (or spread over the video). */
+export interface UrlPreview {
+  /** undefined: imgproxy's negative step, the frames spread over the whole video. */
+  step?: number
+  delay: number
+  frames: number
+  /** 0: from the other side and the video's aspect ratio. */
+  frameWidth: number
+  frameHeight: number
+  fit: 'inside' | 'cover' | 'contain'
+  trim: boolean
 }
 
 export interface ThumbdUrlOptions {
@@ -37,6 +50,9 @@ export interface ThumbdUrlOptions {
   at?: string
   frame?: 'exact' | 'best'
   storyboard?: UrlStoryboard
+  preview?: UrlPreview
+  /** disable_animation (imgproxy Pro's da): an animated source's still first frame. */
+  animated?: false
   cacheBuster?: string
   /** rs:fill-down: crops to the box's aspect ratio when the source is smaller than the box (see workers/image-geometry.ts). */
   fillDown?: true
@@ -73,7 +89,7 @@ export interface ThumbdUrlOptions {
 // smaller than the box and enlarging is off (imgproxy crops to the box's aspect ratio): options say fillDown.
 export const FITS: Record<string, Fit> = { fit: 'inside', fill: 'cover', 'fill-down': 'cover', force: 'fill', auto: 'inside' }
 export const GRAVITIES: Record<string, Position> = { ce: 'centre', no: 'north', so: 'south', ea: 'east', we: 'west', noea: 'northeast', nowe: 'northwest', soea: 'southeast', sowe: 'southwest', sm: 'attention' }
-export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', auto: 'auto', vtt: 'vtt' }
+export const FORMATS: Record<string, UrlFormat> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', gif: 'gif', auto: 'auto', vtt: 'vtt' }
 // Go's strconv.ParseBool; a value outside it is an error here (imgproxy warns and reads false).
 export const BOOLS: Record<string, boolean> = Object.fromEntries(['1', 't', 'T', 'true', 'TRUE', 'True', '0', 'f', 'F', 'false', 'FALSE', 'False'].map((v, i) => [v, i < 6]))
 
@@ -155,6 +171,36 @@ export function storyboard (name: string, args: string[]): UrlStoryboard {
   return board
 }
 
+/**
+ * video_thumbnail_animation:step:delay:frames:frame_width:frame_height:extend_frame:trim:fill:focus_x:focus_y, as
+ * imgproxy Pro writes it. step 0 (its default) is no animation; a negative step spreads the frames over the video.
+ * A focus other than the centre is refused by name (sharp crops by gravity, not by a point).
+ */
+export function preview (name: string, args: string[]): UrlPreview | undefined {
+  const [step = '', delay = '', frames = '', width = '', height = '', extend = '', trim = '', fill = '', focusX = '', focusY = '', ...rest] = args
+  if (rest.length > 0) fail(name, 'takes at most 10 arguments')
+  const whole = (value: string, min: number, max: number, what: string) =>
+    /^\d{1,5}$/.test(value) && Number(value) >= min && Number(value) <= max ? Number(value) : fail(name, `${what} "${value}" is not a whole number from ${min} to ${max}`)
+  if (!/^-?\d{1,5}(\.\d{1,3})?$/.test(step || '0')) fail(name, `step "${step}" is not seconds (negative: spread over the video)`)
+  if (Number(step || 0) === 0) return undefined
+  for (const [what, value] of [['focus_x', focusX], ['focus_y', focusY]]) {
+    if (value !== '' && Number(value) !== 0.5) fail(name, `${what} "${value}" is not supported (only the centre, 0.5)`)
+  }
+  const flag = (value: string) => value !== '' && bool(name, value)
+  const frameWidth = width === '' ? 0 : whole(width, 0, MAX_PREVIEW_SIDE, 'frame_width')
+  const frameHeight = height === '' ? 0 : whole(height, 0, MAX_PREVIEW_SIDE, 'frame_height')
+  if (frameWidth + frameHeight > 0 && Math.min(frameWidth || 16, frameHeight || 16) < 16) fail(name, 'frame_width and frame_height are 0 (auto) or at least 16')
+  return {
+    ...(Number(step) > 0 ? { step: Math.max(0.04, Number(step)) } : {}),
+    delay: delay === '' || delay === '0' ? 100 : whole(delay, 20, 10000, 'delay (ms)'),
+    frames: whole(frames, 1, MAX_PREVIEW_FRAMES, 'frames'),
+    frameWidth: frameWidth === 0 && frameHeight === 0 ? 320 : frameWidth,
+    frameHeight,
+    fit: flag(fill) ? 'cover' : flag(extend) ? 'contain' : 'inside',
+    trim: flag(trim)
+  }
+}
+
 export function seconds (name: string, value: string, percent: boolean): string {
   const match = /^(\d{1,6}(?:\.\d{1,3})?)(p?)$/.exec(value)
   if (match === null || (match[2] && !percent)) fail(name, `"${value}" is not ${percent ? 'seconds (12.5) or a percentage (10p)' : 'seconds (12.5)'}`)
@@ -229,6 +275,8 @@ export const HANDLERS = new Map<string, Handler>(Object.entries({
   at: (args, put, name) => put('at', seconds(name, one(name, args), true)),
   frame: (args, put, name) => put('frame', pick(name, { exact: 'exact', best: 'best' } as const, one(name, args), 'frame')),
   video_thumbnail_tile: (args, put, name) => put('storyboard', storyboard(name, args)),
+  video_thumbnail_animation: (args, put, name) => put('preview', preview(name, args)),
+  disable_animation: (args, put, name) => put('animated', bool(name, one(name, args)) ? false : undefined),
   // Changes only the URL (and so CDN keys and the ETag), as in imgproxy.
   cachebuster: (args, put, name) => put('cacheBuster', one(name, args) || undefined),
   dpr: (args, put, name) => put('dpr', factor(name, one(name, args), 8)),
@@ -279,7 +327,7 @@ export const HANDLERS = new Map<string, Handler>(Object.entries({
   skip_processing: (args, put, name) => put('skipProcessing', args.map(ext => pick(name, SKIPPABLE, ext.toLowerCase(), 'extension'))),
 } satisfies Record<string, Handler>))
 export const ALIASES = new Map(('rs=resize s=size rt=resizing_type w=width h=height el=enlarge g=gravity q=quality f=format ext=format ' +
-  'bg=background vts=video_thumbnail_second vtt=video_thumbnail_tile cb=cachebuster pr=preset z=zoom mw=min-width mh=min-height ' +
+  'bg=background vts=video_thumbnail_second vtt=video_thumbnail_tile vta=video_thumbnail_animation da=disable_animation cb=cachebuster pr=preset z=zoom mw=min-width mh=min-height ' +
   'c=crop rot=rotate fl=flip bl=blur sh=sharpen pd=padding ex=extend exar=extend_aspect_ratio extend_ar=extend_aspect_ratio ' +
   'sm=strip_metadata ar=auto_rotate exp=expires fn=filename att=return_attachment fq=format_quality mb=max_bytes skp=skip_processing').split(' ').map(pair => pair.split('=') as [string, string]))
 // imgproxy's other options (open-source edition): named as unsupported rather than unknown.

@@ -169,8 +169,11 @@ function finish (draft: Draft): ThumbdUrlOptions {
     sharpen: draft.sharpen,
     padding: draft.padding,
     extend: draft.extend,
-    extendAspect: draft.extendAspect
+    extendAspect: draft.extendAspect,
+    preview: draft.preview,
+    animated: draft.animated
   }
+  if (options.preview !== undefined && options.storyboard !== undefined) throw new UrlOptionError('video_thumbnail_animation and video_thumbnail_tile cannot be combined')
   if (options.format === 'vtt' && options.storyboard === undefined) throw new UrlOptionError('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
   // Unset settings are left out, so that equal options compare equal however they were reached.
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as unknown as ThumbdUrlOptions
@@ -211,7 +214,10 @@ export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quali
     withoutEnlargement: options.withoutEnlargement,
     // imgproxy's geometry and output settings: only when set, so that tags of URLs without them stay as they were.
     ...pick(options, ['fillDown', 'dpr', 'zoom', 'minWidth', 'minHeight', 'filename', 'attachment', 'formatQuality', 'maxBytes', 'skipProcessing',
-      'gravity', 'crop', 'rotate', 'flip', 'blur', 'sharpen', 'padding', 'extend', 'extendAspect'])
+      'gravity', 'crop', 'rotate', 'flip', 'blur', 'sharpen', 'padding', 'extend', 'extendAspect']),
+    // Only when set, so the tags of URLs without them stay as they were.
+    ...(options.animated === false ? { animated: false } : {}),
+    ...(options.preview === undefined ? {} : { preview: options.preview })
   }
   return Object.fromEntries(Object.keys(plain).sort().map(key => [key, plain[key]]))
 }

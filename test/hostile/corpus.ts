@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
 import { media, mediaPath } from '../media.ts'
+import { gifOf, gifWithBadThirdFrame, webpOf, webpFrameLying } from '../animated-media.ts'
 import { aliasEntry, ebmlMoovPolyglot, externalDataMp4 } from './iso-boxes.ts'
 import { tempFolder } from '../temp-folder.ts'
 
@@ -32,6 +33,8 @@ export interface HostileCase {
   attack: Attack
   /** The reply: an error code, or 'ok' for valid media that must still work. */
   expect: { status: number, code: string } | 'ok'
+  /** Options sent with it (query or JSON): an animation asks for an animated output, so every frame is at stake. */
+  options?: Record<string, string>
   /** ffmpeg options that turn off the guard this case tests: with them (and no forced demuxer), ffmpeg shows the sentinel's picture. */
   unguardedBy?: string[]
 }
@@ -126,6 +129,8 @@ function withoutMarker (bytes: Buffer, sentinel: Sentinel): Buffer {
   return bytes
 }
 
+const animatedWebp = { format: 'webp' }
+
 export async function hostileCorpus (sentinel: Sentinel): Promise<HostileCase[]> {
   const [jpeg, png, webp, gif, mp4, webm, avif] = await Promise.all(['jpeg', 'png', 'webp', 'gif', 'mp4-h264', 'webm-vp8', 'avif'].map(n => media(n as 'jpeg')))
   // Only the video: Debian's hls demuxer refuses a whole playlist that names one segment of another extension (.txt).
@@ -157,6 +162,10 @@ export async function hostileCorpus (sentinel: Sentinel): Promise<HostileCase[]>
     { name: 'PNG bomb: 100000x100000 declared in a tiny file', attack: 'bomb', bytes: pngDeclaring(png, 100_000, 100_000), contentType: 'image/png', expect: tooLarge },
     { name: 'JPEG bomb: 65000x65000 declared', attack: 'bomb', bytes: jpegDeclaring(jpeg, 65_000, 65_000), contentType: 'image/jpeg', expect: tooLarge },
     { name: 'GIF with 3000 frames', attack: 'bomb', bytes: await media('many-frames-gif'), contentType: 'image/gif', expect: tooLarge },
+    { name: 'GIF with 100 000 frames of 1x1, to animated WebP', attack: 'bomb', bytes: gifOf({ width: 1, height: 1, frames: 100_000 }), contentType: 'image/gif', options: animatedWebp, expect: tooLarge },
+    { name: 'GIF with 10 frames of 7000x7000 (each under the pixel limit), to animated WebP', attack: 'bomb', bytes: gifOf({ width: 7000, height: 7000, frames: 10, frameWidth: 7000, frameHeight: 7000 }), contentType: 'image/gif', options: animatedWebp, expect: tooLarge },
+    { name: 'animated WebP whose first frame sits past its canvas, to animated WebP', attack: 'corrupt', bytes: webpFrameLying(await webpOf(64, 48, 3), { xOffsetHalf: 100 }), contentType: 'image/webp', options: animatedWebp, expect: unreadable },
+    { name: 'animated GIF whose third frame starts with an LZW code that does not exist, to GIF', attack: 'corrupt', bytes: gifWithBadThirdFrame(), contentType: 'image/gif', options: { format: 'gif' }, expect: unreadable },
     { name: 'video with 8192x8192 frames', attack: 'bomb', bytes: await media('huge-frame-mov'), contentType: 'video/quicktime', expect: tooLarge },
     { name: 'MP4 declaring a 136-year duration', attack: 'bomb', bytes: mp4WithDuration(mp4), contentType: 'video/mp4', expect: tooLarge },
     { name: 'video with 100 streams', attack: 'bomb', bytes: await readFile(manyStreams), contentType: 'video/x-matroska', expect: unreadable },

@@ -68,9 +68,10 @@ test('every corpus case answers as expected through the raw body, the URL path a
   for (const [i, c] of corpus.entries()) {
     for (const via of ['body', 'url', 'ranges'] as const) {
       const started = Date.now()
+      const query = c.options === undefined ? '' : `?${new URLSearchParams(c.options)}`
       const res = via === 'body'
-        ? await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': c.contentType }, payload: c.bytes })
-        : await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url: via === 'url' ? `${originBase}/case/${i}` : rangeOrigin.url(String(i)) } })
+        ? await app.inject({ method: 'POST', url: `/api/thumbnail${query}`, headers: { ...AUTH, 'content-type': c.contentType }, payload: c.bytes })
+        : await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url: via === 'url' ? `${originBase}/case/${i}` : rangeOrigin.url(String(i)), ...c.options } })
       const label = `${c.name} (${via}): ${res.statusCode} ${res.statusCode === 200 ? '' : res.body}`
       assert.ok(Date.now() - started < CASE_BUDGET_MS, `${label} answered within ${CASE_BUDGET_MS} ms`)
       assert.ok(!res.rawPayload.includes(sentinel.marker), `${label}: no sentinel in the reply`)

@@ -1,7 +1,8 @@
 // Seeded mutation smoke: a few hundred random corruptions of valid small media. Never a 5xx but 503,
 // never a hang, the server alive at the end, nothing left behind. And the mutations must have reached the
 // decoders, images and videos alike: some still decode (200), some are refused by the decoder (422). A run
-// that sniffing or shedding stopped short would prove nothing about sharp or ffmpeg.
+// that sniffing or shedding stopped short would prove nothing about sharp or ffmpeg. Animations go through the
+// animated path (format webp or gif) and videos through previews too.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { AUTH, build, leftoverTempFiles } from '../helper.ts'
@@ -24,7 +25,7 @@ type Outcome = 'decoded' | 'refused by the decoder' | 'other'
 
 /** What became of a mutation: /api/hash answers 200 either way, with the perceptual hash only for what decoded. */
 function outcome (route: string, res: { statusCode: number, json (): { type: unknown, perceptual: unknown } }): Outcome {
-  if (route === 'thumbnail') return res.statusCode === 200 ? 'decoded' : res.statusCode === 422 ? 'refused by the decoder' : 'other'
+  if (route !== 'hash') return res.statusCode === 200 ? 'decoded' : res.statusCode === 422 ? 'refused by the decoder' : 'other'
   if (res.statusCode !== 200) return 'other'
   const { type, perceptual } = res.json()
   return perceptual !== null ? 'decoded' : type !== null ? 'refused by the decoder' : 'other'
@@ -32,7 +33,7 @@ function outcome (route: string, res: { statusCode: number, json (): { type: unk
 
 test(`${MUTATIONS} seeded mutations of valid media: no 5xx but 503, no hang, server alive, decoders reached`, async (t) => {
   const app = await build(t)
-  const names: MediaName[] = ['jpeg', 'png', 'webp', 'gif', 'avif', 'tiny-mp4', 'tiny-webm']
+  const names: MediaName[] = ['jpeg', 'png', 'webp', 'gif', 'avif', 'webp-anim', 'tiny-mp4', 'tiny-webm']
   const sources = await Promise.all(names.map(n => media(n)))
   const random = prng(SEED)
   const replies: Array<{ kind: 'image' | 'video', status: number, outcome: Outcome }> = []
@@ -41,10 +42,13 @@ test(`${MUTATIONS} seeded mutations of valid media: no 5xx but 503, no hang, ser
     while (next < MUTATIONS) {
       const n = next++
       const bytes = mutate(sources[n % sources.length]!, random)
-      const route = n % 3 === 2 ? 'hash' : 'thumbnail'
-      const request = app.inject({ method: 'POST', url: `/api/${route}`, headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: bytes })
+      const video = VIDEOS.has(names[n % names.length]!)
+      const route = n % 3 === 2 ? 'hash' : video && n % 3 === 1 ? 'preview' : 'thumbnail'
+      // Every other image thumbnail keeps its animation (WebP, then GIF), the others take the still path (JPEG).
+      const query = route === 'preview' ? '?frames=3&width=64' : route === 'thumbnail' && !video ? ['', '?format=webp', '', '?format=gif'][n % 4] : ''
+      const request = app.inject({ method: 'POST', url: `/api/${route}${query}`, headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: bytes })
       const res = await Promise.race([request, new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`mutation ${n} hung`)), HANG_MS))])
-      replies.push({ kind: VIDEOS.has(names[n % names.length]!) ? 'video' : 'image', status: res.statusCode, outcome: outcome(route, res) })
+      replies.push({ kind: video ? 'video' : 'image', status: res.statusCode, outcome: outcome(route, res) })
       assert.ok(res.statusCode < 500 || res.statusCode === 503, `mutation ${n} (${names[n % names.length]}): ${res.statusCode} ${res.body}`)
     }
   })

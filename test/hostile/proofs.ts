@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
-import { MAX_ANIMATION_FRAMES } from '../../contract/limits.ts'
+import { ANIMATION_PIXELS_FACTOR, MAX_ANIMATION_FRAMES } from '../../contract/limits.ts'
 import { sniff } from '../../contract/sniff.ts'
 import { loadConfig } from '../../src/config.ts'
 import { MAX_STREAMS } from '../../workers/video.ts'
@@ -53,10 +53,10 @@ async function showsSentinel (bytes: Buffer, options: string[] | undefined): Pro
   assert.ok(pixel !== undefined && looksMagenta(pixel), `ffmpeg ${options.join(' ')} (no forced demuxer) shows the sentinel's picture: ${pixel}`)
 }
 
-/** sharp fully decodes it (as thumbd configures it: the first frame, failing on warnings). */
-async function decodes (bytes: Buffer): Promise<boolean> {
+/** sharp fully decodes it (as thumbd configures it: the first frame, or every frame of an animation, failing on warnings). */
+async function decodes (bytes: Buffer, pages = 1): Promise<boolean> {
   try {
-    await sharp(bytes, { failOn: 'warning', pages: 1 }).toBuffer()
+    await sharp(bytes, { failOn: 'warning', pages }).toBuffer()
     return true
   } catch {
     return false // sharp throws at once for some inputs (an empty buffer), and rejects for others
@@ -82,17 +82,18 @@ const PROOFS: Record<Attack, (c: HostileCase) => Promise<void>> = {
     const known = (await readsHeader(bytes))?.format ?? (await probe(bytes))?.streams?.[0]?.codec_type
     assert.ok(known !== undefined, 'yet it is media a decoder on this host would read')
   },
-  async corrupt ({ bytes }) {
+  async corrupt ({ bytes, options }) {
     const media = sniff(bytes)
     assert.ok(media !== undefined, 'sniffed as media: the decoder, not sniffing, must refuse it')
-    if (media.kind === 'image') assert.equal(await decodes(bytes), false, 'sharp refuses it')
+    if (media.kind === 'image') assert.equal(await decodes(bytes, options?.format === undefined ? 1 : -1), false, 'sharp refuses it')
     else assert.equal(await firstPixel(bytes, ['-f', media.demuxer]), undefined, 'ffmpeg decodes no frame of it')
   },
   async bomb ({ bytes }) {
     const media = sniff(bytes)
     if (media?.kind === 'image') {
       const { width = 0, height = 0, pages = 1 } = (await readsHeader(bytes)) ?? {}
-      assert.ok(width * height > maxInputPixels || pages > MAX_ANIMATION_FRAMES, `its header declares more than the limits (${width}x${height}, ${pages} frames)`)
+      const overBudget = pages * width * height > ANIMATION_PIXELS_FACTOR * maxInputPixels
+      assert.ok(width * height > maxInputPixels || pages > MAX_ANIMATION_FRAMES || overBudget, `its header declares more than the limits (${width}x${height}, ${pages} frames)`)
       return
     }
     const info = await probe(bytes)

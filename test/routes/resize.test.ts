@@ -36,7 +36,7 @@ test('output formats all decode; the default keeps the source format; auto follo
     assert.equal(res.headers['content-type'], `image/${format}`)
     assert.equal((await decoded(res.rawPayload)).format, format === 'avif' ? 'heif' : format)
   }
-  for (const [source, format] of [['jpeg', 'jpeg'], ['png', 'png'], ['webp', 'webp'], ['gif', 'png'], ['avif', 'avif']] as const) {
+  for (const [source, format] of [['jpeg', 'jpeg'], ['png', 'png'], ['webp', 'webp'], ['gif', 'gif'], ['avif', 'avif']] as const) {
     const res = await resize(app, await media(source), '?width=50')
     assert.equal(res.headers['content-type'], `image/${format}`, source)
   }

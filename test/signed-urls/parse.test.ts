@@ -210,7 +210,7 @@ test('values out of range or malformed are refused', () => {
     ['w:8193', /option "w": "8193" is not a size from 0 \(auto\) to 8192/], ['h:-1', /option "h"/], ['w:1.5', /option "w"/], ['w:', /option "w"/],
     ['w:1:2', /option "w": takes at most 1 argument/], ['q:101', /option "q": "101" is not a quality/], ['q:abc', /option "q"/],
     ['rs:stretch:1:1', /resizing type "stretch" is not supported/], ['el:yes', /option "el": "yes" is not a boolean/],
-    ['f:gif', /format "gif" is not supported/], ['f:best', /format "best" is not supported/],
+    ['f:bmp', /format "bmp" is not supported/], ['f:best', /format "best" is not supported/],
     ['bg:256:0:0', /option "bg"/], ['bg:12345', /option "bg"/], ['bg:1:2', /option "bg"/],
     ['at:101p', /over 100%/], ['at:10%25', /option "at"/], ['vts:10p', /option "vts": "10p" is not seconds/], ['vts:abc', /option "vts"/],
     ['frame:middle', /frame "middle" is not supported/], ['g:sm:1', /smart gravity takes no offsets/], ['g:xx', /gravity "xx" is not supported/]
@@ -234,7 +234,7 @@ test('bad sources are refused', () => {
   refuses('/w:100', /source URL is missing/)
   refuses('/', /source URL is missing/)
   refuses('/fit/300/300/sm/0/aHR0cDovL2EvYg', /basic URL format/)
-  refuses(`/plain/${SRC}@gif`, /^the extension "gif" is not supported/)
+  refuses(`/plain/${SRC}@bmp`, /^the extension "bmp" is not supported/)
   refuses(`/${b64(SRC)}.tiff`, /^the extension "tiff" is not supported/)
 })
 
@@ -278,4 +278,26 @@ test('normalisedOptions: equal for requests that give the same image, stable in 
   assert.notEqual(tag('w:300'), tag('w:300/cb:2'))
   assert.deepEqual(Object.keys(normalisedOptions(options('w:1'))), Object.keys(normalisedOptions(options('w:1'))).sort())
   assert.equal(normalisedOptions(options('w:1'), { quality: 75 }).quality, 75)
+})
+
+test('animation: gif as a format, da (disable_animation), vta (video_thumbnail_animation) as imgproxy Pro writes it', () => {
+  assert.equal(options('f:gif').format, 'gif')
+  assert.equal(parseProcessingPath(`/plain/${SRC}@gif`).options.format, 'gif')
+  assert.equal(options('da:1').animated, false)
+  assert.equal(options('disable_animation:0').animated, undefined)
+  assert.deepEqual(options('vta:-1:200:6:160:0').preview, { delay: 200, frames: 6, frameWidth: 160, frameHeight: 0, fit: 'inside', trim: false })
+  assert.deepEqual(options('vta:2.5:0:4:0:90:1:1:0:0.5:0.5').preview, { step: 2.5, delay: 100, frames: 4, frameWidth: 0, frameHeight: 90, fit: 'contain', trim: true })
+  assert.equal(options('vta:1:100:4:96:96:1:0:1').preview?.fit, 'cover', 'fill wins over extend: the box is filled')
+  assert.equal(options('vta:0:100:4:96:96').preview, undefined, 'step 0 is no animation, as imgproxy\'s default 0:0:0:0:0')
+  for (const [opts, message] of [
+    ['vta:1:100:0:96:0', /frames "0" is not a whole number from 1 to 100/], ['vta:1:100:101:96:0', /frames "101"/],
+    ['vta:1:100:4:1921:0', /frame_width "1921"/], ['vta:1:100:4:8:0', /at least 16/], ['vta:1:5:4:96:0', /delay \(ms\) "5"/],
+    ['vta:x:100:4:96:0', /step "x" is not seconds/], ['vta:1:100:4:96:0:0:0:1:0.2', /focus_x "0.2" is not supported/],
+    ['vta:1:100:4:96:0:0:0:1:0.5:1', /focus_y "1" is not supported/], ['vta:1:100:4:96:0:0:0:0:0.5:0.5:9', /at most 10 arguments/],
+    ['vta:1:100:4:96:0:maybe', /"maybe" is not a boolean/], ['da:yes', /"yes" is not a boolean/]
+  ] as const) refuses(`/${opts}/plain/${SRC}`, message)
+  refuses(`/vta:1:100:4:96:0/vtt:0:5:2:64:0/plain/${SRC}`, /cannot be combined/)
+  // Set only when asked, so the tags of every other URL stay as they were.
+  assert.deepEqual(Object.keys(normalisedOptions(options('w:1'))).filter(k => k === 'animated' || k === 'preview'), [])
+  assert.notEqual(JSON.stringify(normalisedOptions(options('w:1/da:1'))), JSON.stringify(normalisedOptions(options('w:1'))))
 })

@@ -1,0 +1,75 @@
+// Animated GIF/WebP through the same image steps as a still, frame by frame. sharp opens every frame as one
+// tall image (pages: -1, with its page height) and already resizes, gravity-crops (CropMultiPage), pads
+// (EmbedMultiPage) and extracts per frame, carrying each frame's delay and the loop count to the encoder.
+// What it refuses on such an image is done here: a smart crop is chosen on the first frame and applied to
+// every frame as an extract; a 90-degree EXIF turn (orientations 5-8, which sharp cannot apply per frame)
+// keeps the still first frame. The bounds are checked from the header, before any frame is decoded.
+import type { Sharp } from 'sharp'
+import { JobError } from '../contract/job-error.ts'
+import { ANIMATION_PIXELS_FACTOR } from '../contract/limits.ts'
+import type { ImageOptions, JobSettings, OutputFormat } from '../contract/types.ts'
+
+/** Output formats that hold an animation with sharp 0.35 (its AVIF writer stores one image; its loader reads no AVIF sequence). */
+export const ANIMATED_FORMATS: ReadonlySet<OutputFormat> = new Set(['webp', 'gif'])
+
+/** What the header says about frames: how many, each frame's size, and the EXIF orientation. */
+export interface FrameHeader {
+  frames: number
+  width: number
+  height: number
+  orientation: number
+}
+
+/** Refuses, from the header alone, an animation over the frame count or the pixel budget of all its frames. */
+export function checkAnimationInput ({ frames, width, height }: FrameHeader, settings: JobSettings): void {
+  if (frames > settings.maxAnimationFrames) {
+    throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames; at most ${settings.maxAnimationFrames} (MAX_ANIMATION_FRAMES)`)
+  }
+  if (frames * width * height > budget(settings)) {
+    throw new JobError('PAYLOAD_TOO_LARGE', `an animation of ${frames} frames of ${width}x${height} px exceeds the pixel budget of all its frames (${budget(settings)} px)`)
+  }
+}
+
+/** How many frames the output keeps: all of them where the format animates and the ask allows, else 1 (the first, decoded alone). */
+export function framesKept (header: FrameHeader, options: Pick<ImageOptions, 'format' | 'animated'>): number {
+  if (header.frames <= 1 || options.animated === false || !ANIMATED_FORMATS.has(options.format)) return 1
+  return header.orientation >= 5 ? 1 : header.frames
+}
+
+/** An animated output is bounded like its input: all its frames together within the same pixel budget. */
+export function checkAnimationOutput (frames: number, width: number, height: number, settings: JobSettings): void {
+  if (frames > 1 && frames * width * height > budget(settings)) {
+    throw new JobError('BAD_OPTIONS', `${frames} frames of ${width}x${height} px would exceed the pixel budget of an animation (${budget(settings)} px); ask for a smaller size`)
+  }
+}
+
+const budget = (settings: JobSettings) => ANIMATION_PIXELS_FACTOR * settings.maxInputPixels
+
+/** The box a smart crop chose on the first frame, in the coordinates of the frame scaled to cover the asked box. */
+export interface CropBox {
+  left: number
+  top: number
+  width: number
+  height: number
+}
+
+/** fit=cover with a smart position (attention, entropy) crops; sharp does that on one frame only. */
+export const needsFirstFrameCrop = (options: ImageOptions) =>
+  options.fit === 'cover' && options.width !== undefined && options.height !== undefined &&
+  (options.position === 'attention' || options.position === 'entropy')
+
+/** Runs the smart crop on the first frame (a still pipeline): where it cut, from sharp's own report. */
+export async function firstFrameCrop (firstFrame: Sharp, options: ImageOptions): Promise<CropBox> {
+  const { info } = await firstFrame
+    .resize({ width: options.width, height: options.height, fit: 'cover', position: options.position, withoutEnlargement: options.withoutEnlargement })
+    .raw().toBuffer({ resolveWithObject: true })
+  // sharp reports the crop as the offset of the scaled frame under the box: minus the box's left and top.
+  return { left: -(info.cropOffsetLeft ?? 0), top: -(info.cropOffsetTop ?? 0), width: info.width, height: info.height }
+}
+
+/** Every frame scaled as the first was before its crop (cover's scale is outside's), then cut where the first was. */
+export function applyCrop (pipeline: Sharp, options: ImageOptions, box: CropBox): Sharp {
+  return pipeline
+    .resize({ width: options.width, height: options.height, fit: 'outside', withoutEnlargement: options.withoutEnlargement })
+    .extract(box)
+}

@@ -1,0 +1,87 @@
+// Video previews: a short looping animation of N frames spread over a video (or a window of it), each scaled
+// like a thumbnail, as animated WebP or GIF. One seek per frame in lanes, as storyboards do (keyframe seeks
+// where frames are at least KEYFRAME_INTERVAL apart), never a decode of the whole video; remote videos are
+// read by ranges through the same video input. The frames are joined raw, one above the other, and sharp
+// encodes them as the pages of one animation.
+import sharp from 'sharp'
+import { JobError } from '../contract/job-error.ts'
+import { MAX_PREVIEW_PIXELS } from '../contract/limits.ts'
+import type { ImageResult, JobContext, PreviewTask } from '../contract/types.ts'
+import { classify } from './image.ts'
+import { grabFrame, probeVideo, seekPoint } from './video.ts'
+import { videoInput } from './video-input.ts'
+
+const KEYFRAME_INTERVAL = 2
+
+/** Seconds of each frame: evenly over the window (the middle of each of `frames` equal parts), or `step` apart from its start. */
+export function frameTimes (task: Pick<PreviewTask, 'frames' | 'start' | 'duration' | 'step' | 'trim'>, videoSeconds: number): number[] {
+  const last = Math.max(0, videoSeconds - 0.1)
+  const start = Math.min(last, task.start === undefined ? 0 : seekPoint(task.start, videoSeconds))
+  if (task.step !== undefined) {
+    const times = Array.from({ length: task.frames }, (_, i) => start + i * task.step!)
+    // Past the end: the last frame again, or (trim) no frame at all.
+    return task.trim === true ? times.filter(t => t <= last) : times.map(t => Math.min(t, last))
+  }
+  const window = Math.max(0, Math.min(task.duration ?? Infinity, videoSeconds - start))
+  return Array.from({ length: task.frames }, (_, i) => Math.min(last, start + ((i + 0.5) * window) / task.frames))
+}
+
+/** The size of every frame: the box for cover and contain, else the video's aspect inside the box; even sides. */
+export function frameSize (task: Pick<PreviewTask, 'width' | 'height' | 'fit'>, video: { width: number, height: number }): [number, number] {
+  const even = (n: number) => Math.max(2, Math.round(n / 2) * 2)
+  const { width, height } = task
+  if (width !== undefined && height !== undefined && task.fit !== 'inside') return [width, height]
+  const scale = width !== undefined && height !== undefined
+    ? Math.min(width / video.width, height / video.height)
+    : width !== undefined ? width / video.width : height! / video.height
+  return [even(video.width * scale), even(video.height * scale)]
+}
+
+export async function preview (task: PreviewTask, ctx: JobContext): Promise<ImageResult> {
+  const { ref, media } = task.source
+  if (media.kind !== 'video') throw new JobError('UNSUPPORTED_MEDIA', 'previews are made of videos')
+  if (task.frames > ctx.settings.maxAnimationFrames) {
+    throw new JobError('BAD_OPTIONS', `a preview of ${task.frames} frames; at most ${ctx.settings.maxAnimationFrames} (MAX_ANIMATION_FRAMES)`)
+  }
+  const input = videoInput(ref)
+  const info = await probeVideo(input, media, ctx)
+  if (info.duration === undefined) throw new JobError('MEDIA_UNREADABLE', 'the video does not say how long it is')
+  const times = frameTimes(task, info.duration)
+  if (times.length === 0) throw new JobError('BAD_OPTIONS', 'the video ends before the first frame of the preview')
+  // ffprobe reports coded sides; a turned video swaps them in the frames ffmpeg gives: the first frame decides below.
+  const [width, height] = frameSize(task, info)
+  if (times.length * width * height > MAX_PREVIEW_PIXELS) {
+    throw new JobError('BAD_OPTIONS', `${times.length} frames of ${width}x${height} px; a preview holds at most ${MAX_PREVIEW_PIXELS} px in all`)
+  }
+  const seek = times.length < 2 || times[1]! - times[0]! >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
+  // As storyboards: the job's decoder threads become lanes of one-thread grabs.
+  const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, times.length))
+  const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }
+  const pieces: Buffer[] = []
+  let size: [number, number] | undefined
+  let next = 0
+  const stop = { failed: false }
+  const lane = async () => {
+    for (let i = next++; i < times.length && !stop.failed; i = next++) {
+      ctx.signal.throwIfAborted()
+      const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, seek }, laneCtx, { width: task.width, height: task.height })
+      // The first frame grabbed (as displayed: ffmpeg applies the rotation) fixes the size of all.
+      size ??= frameSize(task, { width: frame.width, height: frame.height })
+      pieces[i] = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
+        .resize(size[0], size[1], { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
+        .removeAlpha().raw().toBuffer()
+    }
+  }
+  try {
+    const settled = await Promise.allSettled(Array.from({ length: lanes }, () => lane().catch(err => { stop.failed = true; throw err })))
+    const failure = settled.find(s => s.status === 'rejected')
+    if (failure !== undefined) throw failure.reason
+    const [w, h] = size!
+    const animation = sharp(Buffer.concat(pieces), { raw: { width: w, height: h * pieces.length, channels: 3, pageHeight: h } })
+    const options = { delay: pieces.map(() => task.delay), loop: 0 }
+    const data = await (task.format === 'gif' ? animation.gif(options) : animation.webp({ ...options, quality: task.quality })).toBuffer()
+    return { data, format: task.format, width: w, height: h }
+  } catch (err) {
+    throw classify(err)
+  }
+}
