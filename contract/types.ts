@@ -20,8 +20,44 @@ export interface ImageOptions {
   format: OutputFormat
   quality: number
   withoutEnlargement: boolean
+  /** GET URLs: imgproxy's sizing rules instead of sharp's (workers/image-geometry.ts); a background flattens every format. */
+  url?: UrlGeometry
+  /** GET URLs (imgproxy's max_bytes): a lossy format's quality is lowered until the result fits. */
+  maxBytes?: number
   /** false: the still first frame of an animated source, even where the format could hold the animation. */
   animated?: boolean
+}
+
+/** imgproxy's resizing type and the scale factors of its URLs. */
+export interface UrlGeometry {
+  type: 'fit' | 'fill' | 'fill-down' | 'force' | 'auto'
+  enlarge: boolean
+  dpr: number
+  zoom: [number, number]
+  minWidth?: number
+  minHeight?: number
+  /** Where the crop to the result goes when a position alone does not say it: offsets or a focus point. */
+  gravity?: UrlGravity
+  ops?: UrlOps
+}
+
+/** imgproxy's gravity: a position with offsets (pixels, or a share of the side under 1), or a focus point (0-1 of each side). */
+export type UrlGravity = { position: Position, x: number, y: number } | { focus: [number, number] }
+
+/** imgproxy's image operations, in its processing order around the resize (workers/image-ops.ts). */
+export interface UrlOps {
+  /** Before the resize: pixels, or a share of the side under 1; 0: the whole side. */
+  crop?: { width: number, height: number, gravity?: UrlGravity }
+  rotate?: 90 | 180 | 270
+  /** Horizontal, vertical. */
+  flip?: [boolean, boolean]
+  blur?: number
+  sharpen?: number
+  /** Top, right, bottom, left, in CSS pixels (times dpr). */
+  padding?: [number, number, number, number]
+  /** Extend the canvas to the asked size, or (extendAspect) to its aspect ratio. */
+  extend?: UrlGravity
+  extendAspect?: UrlGravity
 }
 
 /** Where in a video to take the frame: seconds from the start, or a share of the duration. */

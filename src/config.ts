@@ -49,6 +49,9 @@ export const CONFIG_SCHEMA = Type.Object({
   ALLOW_UNSIGNED_URLS: Type.Boolean({ default: false, description: 'accept GET URLs whose signature is "insecure" (development only)' }),
   URL_PRESETS: Type.String({ default: '', description: 'named option sets for GET URLs, e.g. "thumb=rs:fit:320:0/q:80;small=w:100" (a preset named default applies to every URL)' }),
   URL_CACHE_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 31536000, default: 31536000, description: 'Cache-Control max-age of GET URL replies' }),
+  RESULT_CACHE_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 33554432, description: 'bytes of recent GET URL replies kept in memory to answer identical requests just after (0: off)' }),
+  RESULT_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10, description: 'how long a kept GET URL reply may answer identical requests (0: off)' }),
+  FORMAT_QUALITY: Type.String({ default: 'jpeg=80,webp=79,avif=63', description: 'default quality of GET URL replies per format, as imgproxy\'s IMGPROXY_FORMAT_QUALITY (1-100 each; a format not named: 80)' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
 })
 
@@ -99,6 +102,9 @@ export interface Config {
   readonly allowUnsignedUrls: boolean
   readonly urlPresets: Readonly<Record<string, string>>
   readonly urlCacheMaxAgeSeconds: number
+  readonly resultCacheBytes: number
+  readonly resultCacheSeconds: number
+  readonly formatQuality: Readonly<Record<'jpeg' | 'webp' | 'avif', number>>
 }
 
 export class ConfigError extends Error {
@@ -166,7 +172,10 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     urlSigning: Object.freeze(signingKeys(list(parsed.URL_SIGNING_KEYS), list(parsed.URL_SIGNING_SALTS))),
     allowUnsignedUrls: parsed.ALLOW_UNSIGNED_URLS,
     urlPresets: Object.freeze(presets(parsed.URL_PRESETS)),
-    urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS
+    urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS,
+    resultCacheBytes: parsed.RESULT_CACHE_BYTES,
+    resultCacheSeconds: parsed.RESULT_CACHE_SECONDS,
+    formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY))
   })
 }
 
@@ -187,6 +196,17 @@ export function unsafeSettings (config: Config): string[] {
   if (config.allowUnsignedUrls) warnings.push('ALLOW_UNSIGNED_URLS=true: GET URLs signed "insecure" are served, so anyone can make this server fetch and process any URL it may reach; for development only')
   if (config.allowPrivateSources) warnings.push('ALLOW_PRIVATE_SOURCES=true: URL sources may reach loopback and private networks (this host, its cloud metadata, internal services); for tests and closed networks only')
   return warnings
+}
+
+/** FORMAT_QUALITY: "jpeg=80,webp=79,avif=63"; a format left out takes 80. */
+function formatQuality (value: string): Record<'jpeg' | 'webp' | 'avif', number> {
+  const qualities = { jpeg: 80, webp: 80, avif: 80 }
+  for (const entry of list(value)) {
+    const match = /^(jpeg|jpg|webp|avif)=(\d{1,3})$/.exec(entry)
+    if (match === null || Number(match[2]) < 1 || Number(match[2]) > 100) throw new ConfigError(`FORMAT_QUALITY entry "${entry}" is not format=quality (jpeg, webp or avif; 1-100)`)
+    qualities[match[1] === 'jpg' ? 'jpeg' : match[1] as 'jpeg' | 'webp' | 'avif'] = Number(match[2])
+  }
+  return qualities
 }
 
 /** URL_PRESETS: "name=options;name2=options". */

@@ -5,6 +5,9 @@ import { JobError } from '../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
+import { encode, encodeToFit } from './image-encode.ts'
+import { urlResize, type SharpResize } from './image-geometry.ts'
+import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
@@ -76,38 +79,56 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size, colour, header } = await inspect(input, ctx)
-    const [width, height] = outputSize(size, options)
+    const { size: source, colour, header, paletteBits } = await inspect(input, ctx)
+    const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
+    // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
+    const ops = options.url?.ops
+    const before = needsBefore(ops)
+    // That pass works on one frame's raw pixels: an animation asked for it keeps its still first frame.
+    const frames = before ? 1 : framesKept(header, options)
+    // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
+    const { pipeline, size } = before
+      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
+      : { pipeline: open(input, ctx, colour, frames > 1).rotate(), size: source }
+    pipeline.timeout({ seconds })
+    // GET URLs size as imgproxy does; undefined: no resize at all.
+    const sizing: ImageOptions & SharpResize = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
+    const [width, height] = outputSize(size, sizing)
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
-    const frames = framesKept(header, options)
     checkAnimationOutput(frames, width, height, ctx.settings)
-    const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
-    const pipeline = open(input, ctx, colour, frames > 1).rotate().timeout({ seconds })
-    if (colour === 'keep') pipeline.keepIccProfile()
+    if (colour === 'keep' && !before) pipeline.keepIccProfile()
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
-    const background = options.format === 'jpeg' ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
-    if (frames > 1 && needsFirstFrameCrop(options)) {
-      applyCrop(pipeline, options, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), options))
-    } else if (options.width !== undefined || options.height !== undefined) {
+    // A GET URL's background flattens every format, as imgproxy does whenever bg is set.
+    const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
+    const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
+    if (frames > 1 && needsFirstFrameCrop(sizing)) {
+      // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
+      applyCrop(pipeline, sizing, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
+    } else if (sizing.width !== undefined || sizing.height !== undefined) {
+      const placed = placesCrop(options, sizing)
       pipeline.resize({
-        width: options.width,
-        height: options.height,
-        fit: options.fit,
+        // GET URLs: fill to the scaled size; afterResize places the crop as imgproxy does.
+        width: placed ? sizing.scaled![0] : sizing.width,
+        height: placed ? sizing.scaled![1] : sizing.height,
+        fit: placed ? 'fill' : sizing.fit,
         position: options.position,
         background,
-        withoutEnlargement: options.withoutEnlargement
+        withoutEnlargement: sizing.withoutEnlargement
       })
     }
+    const [outW, outH] = options.url === undefined ? [width, height] : afterResize(pipeline, options, sizing, [width, height], background)
+    if (outW > MAX_OUTPUT_SIDE || outH > MAX_OUTPUT_SIDE) throw new JobError('BAD_OPTIONS', `the output would be ${outW}x${outH} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     // JPEG has no alpha: transparent areas become the background (white unless asked otherwise), not black.
-    if (options.format === 'jpeg') pipeline.flatten({ background })
-    // PNG is lossless here: sharp's png({ quality }) would switch to a palette.
-    if (options.format === 'png') pipeline.png()
-    // GIF has no quality: sharp's encoder (cgif, libimagequant) picks each frame's palette.
-    else if (options.format === 'gif') pipeline.gif()
-    else pipeline.toFormat(options.format, { quality: options.quality })
+    if (flatten) pipeline.flatten({ background })
+    if (frames > 1) checkAnimationOutput(frames, outW, outH, ctx.settings)
+    if (options.maxBytes !== undefined && options.format !== 'png' && options.format !== 'gif') {
+      const { data, info } = await encodeToFit(pipeline, options, options.maxBytes, frames > 1)
+      return { data, format: options.format, width: info.width, height: info.height }
+    }
+    encode(pipeline, options, paletteBits)
     const { data, info } = await pipeline.toBuffer({ resolveWithObject: true })
     return { data, format: options.format, width: info.width, height: info.height }
   } catch (err) {
@@ -116,14 +137,14 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
 }
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader }> {
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number }> {
   if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
   const header = { frames: meta.pages ?? 1, width: w, height: h, orientation: meta.orientation ?? 1 }
   checkAnimationInput(header, ctx.settings)
-  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), header }
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

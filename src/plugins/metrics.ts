@@ -25,6 +25,7 @@ export function createMetrics () {
     ffmpegChildren: new Gauge({ name: 'thumbd_ffmpeg_children', help: 'ffmpeg/ffprobe processes running now', registers: [registry] }),
     rangeRequests: new Counter({ name: 'thumbd_range_requests_total', help: 'Range requests made to origins for remote videos', registers: [registry] }),
     toolsInfo: new Gauge({ name: 'thumbd_tools_info', help: 'The decoders of this host: the ffmpeg build and what confines a decoder (1; for operators, not on /health)', labelNames: ['ffmpeg', 'sandbox'], registers: [registry] }),
+    resultMemo: new Counter({ name: 'thumbd_result_memo_total', help: 'GET URL requests by whether a recent reply kept in memory answered them (hit) or not (miss)', labelNames: ['outcome'], registers: [registry] }),
     rangeBytes: new Counter({ name: 'thumbd_range_bytes_total', help: 'Bytes asked of origins by range requests for remote videos', registers: [registry] })
   }
 }

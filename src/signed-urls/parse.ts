@@ -1,7 +1,7 @@
 // imgproxy's URL dialect (options/parser/*.go, handlers/path.go of imgproxy 4.0.12) read into thumbd's own
 // options. Pure: no Fastify, no I/O, so the route, the sign-url script and the tests share it. Stricter
-// than imgproxy on purpose: an option thumbd cannot honour, a repeated one, or a value imgproxy would
-// quietly read as false is a 400 naming it, never a silently different image.
+// than imgproxy on purpose: an option thumbd cannot honour, or a value imgproxy would quietly read as
+// false, is a 400 naming it, never a silently different image.
 import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { Fit } from '../../contract/types.ts'
 import { canonical, FITS, FORMATS, HANDLERS, has, UNSUPPORTED, UrlOptionError, type Draft, type Put, type ThumbdUrlOptions } from './options.ts'
@@ -37,10 +37,9 @@ export function redenormalizePath (path: string): string {
 
 /**
  * Reads the path after /i/{signature}: options, then `plain/<percent-encoded URL>[@ext]` or `<base64url
- * URL, may be split by '/'>[.ext]`. Precedence (imgproxy lets any later option win): the `default` preset,
- * then the presets named by pr in order (nested presets before their own options), then the URL's own
- * options. A later layer overrides an earlier one; a setting given twice within one layer (w:1/w:2, or
- * w:1/s:2) is an error, as is an explicit format that the extension contradicts.
+ * URL, may be split by '/'>[.ext]`. Precedence, as imgproxy: the `default` preset, then the presets named by
+ * pr in order (nested presets before their own options), then the URL's own options, each in order: a later
+ * setting overrides an earlier one (w:1/s:2 is width 2), and the extension overrides any format option.
  * Give it the path as received: it applies redenormalizePath itself (which is not idempotent on odd paths).
  * The route checks the signature first, over redenormalizePath(path), so a forged URL is a 403, not a 400.
  */
@@ -53,22 +52,15 @@ export function parseProcessingPath (path: string, presets: Readonly<Record<stri
   const sourceParts = firstSource < 0 ? [] : parts.slice(firstSource)
 
   const draft: Draft = {}
-  const owners = new Map<keyof Draft, { option: string, layer: number }>()
-  let layers = 0
   const apply = (segments: string[], stack: string[]) => {
     const options = segments.map(segment => segment.split(':'))
     const named = options.filter(([name]) => canonical(name!) === 'preset')
     if (named.length > 1) throw new UrlOptionError(`option "${named[1]![0]}" is repeated`)
     for (const name of new Set(named[0]?.slice(1))) applyPreset(name, stack)
-    const layer = ++layers
     for (const [name = '', ...args] of options) {
       if (canonical(name) === 'preset') continue
+      // As imgproxy: options apply in order, so a later one overrides what an earlier one set (w:100/rs:fit:300).
       const put: Put = (field, value) => {
-        const owner = owners.get(field)
-        if (owner?.layer === layer) {
-          throw new UrlOptionError(canonical(owner.option) === canonical(name) ? `option "${name}" is repeated` : `option "${name}" sets ${field}, which "${owner.option}" already set`)
-        }
-        owners.set(field, { option: name, layer })
         draft[field] = value
       }
       const handler = HANDLERS.get(canonical(name))
@@ -91,12 +83,8 @@ export function parseProcessingPath (path: string, presets: Readonly<Record<stri
   if (extension !== undefined) {
     const lower = extension.toLowerCase()
     if (!has(FORMATS, lower)) throw new UrlOptionError(`the extension "${extension}" is not supported (${Object.keys(FORMATS).join(', ')})`)
-    const format = FORMATS[lower]!
-    const owner = owners.get('format')
-    if (owner?.layer === layers && draft.format !== format) {
-      throw new UrlOptionError(`the extension "${extension}" contradicts option "${owner.option}" (${draft.format})`)
-    }
-    draft.format = format
+    // As imgproxy: the extension wins over any format option.
+    draft.format = FORMATS[lower]!
   }
   return { source, extension, options: finish(draft) }
 }
@@ -161,14 +149,38 @@ function finish (draft: Draft): ThumbdUrlOptions {
     at: draft.at,
     frame: draft.frame,
     storyboard: draft.storyboard,
+    cacheBuster: draft.cacheBuster,
+    fillDown: type === 'fill-down' && width !== undefined && height !== undefined ? true : undefined,
+    dpr: draft.dpr === 1 ? undefined : draft.dpr,
+    zoom: draft.zoom?.[0] === 1 && draft.zoom[1] === 1 ? undefined : draft.zoom,
+    minWidth: draft.minWidth,
+    minHeight: draft.minHeight,
+    expires: draft.expires,
+    filename: draft.filename,
+    attachment: draft.attachment,
+    formatQuality: draft.formatQuality === undefined || Object.keys(draft.formatQuality).length === 0 ? undefined : draft.formatQuality,
+    maxBytes: draft.maxBytes,
+    skipProcessing: draft.skipProcessing?.length ? draft.skipProcessing : undefined,
+    gravity: draft.gravity,
+    crop: draft.crop,
+    rotate: draft.rotate,
+    flip: draft.flip,
+    blur: draft.blur,
+    sharpen: draft.sharpen,
+    padding: draft.padding,
+    extend: draft.extend,
+    extendAspect: draft.extendAspect,
     preview: draft.preview,
-    animated: draft.animated,
-    cacheBuster: draft.cacheBuster
+    animated: draft.animated
   }
   if (options.preview !== undefined && options.storyboard !== undefined) throw new UrlOptionError('video_thumbnail_animation and video_thumbnail_tile cannot be combined')
   if (options.format === 'vtt' && options.storyboard === undefined) throw new UrlOptionError('a .vtt is the WebVTT of a storyboard: add video_thumbnail_tile')
   // Unset settings are left out, so that equal options compare equal however they were reached.
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as unknown as ThumbdUrlOptions
+}
+
+function pick (options: ThumbdUrlOptions, keys: Array<keyof ThumbdUrlOptions>): Record<string, unknown> {
+  return Object.fromEntries(keys.filter(key => options[key] !== undefined).map(key => [key, options[key]]))
 }
 
 /** imgproxy's rs:auto: fill (cover) when the source and the box lean the same way (square counts as landscape), else fit (inside). */
@@ -200,6 +212,9 @@ export function normalisedOptions (options: ThumbdUrlOptions, defaults = { quali
     storyboard: options.storyboard ?? null,
     width: options.width ?? null,
     withoutEnlargement: options.withoutEnlargement,
+    // imgproxy's geometry and output settings: only when set, so that tags of URLs without them stay as they were.
+    ...pick(options, ['fillDown', 'dpr', 'zoom', 'minWidth', 'minHeight', 'filename', 'attachment', 'formatQuality', 'maxBytes', 'skipProcessing',
+      'gravity', 'crop', 'rotate', 'flip', 'blur', 'sharpen', 'padding', 'extend', 'extendAspect']),
     // Only when set, so the tags of URLs without them stay as they were.
     ...(options.animated === false ? { animated: false } : {}),
     ...(options.preview === undefined ? {} : { preview: options.preview })

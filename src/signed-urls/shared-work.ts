@@ -1,5 +1,5 @@
 // Identical GET URLs asked at once (a CDN's miss storm, a page with the same <img> twice) share one fetch and
-// one job: the first request starts them, the others join until the fetch is done. Each request then decides
+// one job: the first request starts them, the others join until the last request using them is done. Each request then decides
 // alone: its If-None-Match may match (304, no job), or it waits for the one job the others wait for too.
 // The fetched source goes when the last request that joined is done with it; the fetch and the job stop when
 // the last request still waiting for them is gone. Hand-written: the sharing rule (by signed path, across
@@ -39,7 +39,9 @@ export function createSharedWork () {
     if (shared === undefined) {
       const stop = new AbortController()
       const started: Shared = { fetched: fetch(stop.signal), users: 0, waiting: 0, stop }
-      started.fetched.then(() => forget(key, started), () => forget(key, started))
+      // A failed fetch is forgotten at once; a good one while any request still uses it (see finally), so that
+      // requests arriving during its job join it rather than fetch again.
+      started.fetched.then(() => {}, () => forget(key, started))
       fetching.set(key, shared = started)
     }
     const joined = shared
@@ -68,6 +70,7 @@ export function createSharedWork () {
         stopIfAlone()
       }
       if (--joined.users === 0) {
+        forget(key, joined)
         joined.fetched.then(({ source }) => (joined.image ?? Promise.resolve()).catch(() => {}).finally(() => source.dispose()), () => {}).catch(() => {})
       }
     }

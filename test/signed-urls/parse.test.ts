@@ -100,8 +100,8 @@ test('presets: default first, then named ones in order, then the URL\'s own opti
   assert.equal(options('pr:nested', presets).position, 'attention')
   assert.equal(parse(`/pr:thumb/plain/${SRC}@png`, presets).options.format, 'png', 'an extension overrides a preset\'s format')
   assert.doesNotThrow(() => checkPresets(presets))
-  assert.throws(() => checkPresets({ bad: 'w:1/blur:2' }), /option "blur" is not supported/)
-  assert.throws(() => checkPresets({ bad: 'w:1/w:2' }), /option "w" is repeated/)
+  assert.throws(() => checkPresets({ bad: 'w:1/trim:2' }), /option "trim" is not supported/)
+  assert.doesNotThrow(() => checkPresets({ twice: 'w:1/w:2' }), 'the later w wins')
 })
 
 test('plain and base64url forms of one URL parse alike, however the base64 is split', () => {
@@ -130,18 +130,79 @@ test('redenormalizePath undoes proxies\' rewrites as imgproxy does (its path tes
 
 test('unknown and unsupported options are refused by name', () => {
   refuses(`/w:100/foo:1/plain/${SRC}`, /unknown option "foo"/)
-  for (const name of ['blur', 'bl', 'sharpen', 'watermark', 'wm', 'crop', 'c', 'pd', 'trim', 'rot', 'dpr', 'z', 'ex', 'raw', 'exp', 'fq', 'mb']) {
+  for (const name of ['watermark', 'wm', 'trim', 't', 'pixelate', 'pix', 'raw', 'kcr', 'scp']) {
     refuses(`/${name}:1/plain/${SRC}`, new RegExp(`option "${name}" is not supported by thumbd`))
   }
-  refuses(`/s:300:200:0:1/plain/${SRC}`, /option "s": extend is not supported/)
+  refuses(`/s:300:200:0:1:sm/plain/${SRC}`, /option "s": extend takes a plain gravity/)
 })
 
-test('repeated options are refused, also through another option that sets the same thing', () => {
-  refuses(`/w:100/w:200/plain/${SRC}`, /option "w" is repeated/)
-  refuses(`/w:100/width:200/plain/${SRC}`, /option "width" is repeated/)
-  refuses(`/w:100/s:200/plain/${SRC}`, /option "s" sets width, which "w" already set/)
-  refuses(`/vts:1/at:2/plain/${SRC}`, /option "at" sets at, which "vts" already set/)
+test('image operations: gravity offsets and focus point, crop, rotate, flip, blur, sharpen, padding, extend', () => {
+  assert.deepEqual(options('g:ea:20:0').gravity, { position: 'east', x: 20, y: 0 })
+  assert.equal(options('g:ea:20:0').position, 'east')
+  assert.deepEqual(options('g:fp:0.25:0.75').gravity, { focus: [0.25, 0.75] })
+  assert.equal(options('g:ea:20:0/g:no').gravity, undefined, 'a later plain gravity drops the offsets')
+  assert.deepEqual(options('c:300:200').crop, { width: 300, height: 200 })
+  assert.deepEqual(options('c:0.5:0:nowe:10:5').crop, { width: 0.5, height: 0, gravity: { position: 'northwest', x: 10, y: 5 } })
+  assert.equal(options('c:0:0').crop, undefined)
+  assert.equal(options('rot:90').rotate, 90)
+  assert.equal(options('rot:-90').rotate, 270)
+  assert.equal(options('rot:360').rotate, undefined)
+  assert.deepEqual(options('fl:1').flip, [true, false])
+  assert.deepEqual(options('flip:0:t').flip, [false, true])
+  assert.equal(options('bl:1.5').blur, 1.5)
+  assert.equal(options('bl:0').blur, undefined)
+  assert.equal(options('sh:0.7').sharpen, 0.7)
+  assert.deepEqual(options('pd:10').padding, [10, 10, 10, 10])
+  assert.deepEqual(options('pd:10:20').padding, [10, 20, 10, 20])
+  assert.deepEqual(options('pd:1:2:3').padding, [1, 2, 3, 2])
+  assert.deepEqual(options('pd:1:2:3:4').padding, [1, 2, 3, 4])
+  assert.deepEqual(options('ex:1').extend, { position: 'centre', x: 0, y: 0 })
+  assert.deepEqual(options('s:300:200:0:1:so').extend, { position: 'south', x: 0, y: 0 })
+  assert.deepEqual(options('exar:1:ea:5:0').extendAspect, { position: 'east', x: 5, y: 0 })
+  assert.equal(options('ex:0').extend, undefined)
+  for (const [opts, message] of [
+    ['rot:45', /option "rot": "45" is not a multiple of 90/], ['g:sm:10:0', /smart gravity takes no offsets/], ['g:fp:2:0', /option "g": "2" is not a number from 0 to 1/],
+    ['c:-1:10', /option "c"/], ['c:10:10:sm', /option "c": crop takes a plain gravity/], ['fl:x', /option "fl"/], ['bl:101', /option "bl"/], ['pd:1:2:3:4:5', /option "pd": takes at most 4/],
+    ['ex:1:fp:0.5:0.5', /option "ex": extend takes a plain gravity/], ['g:ce:1:2:3', /option "g": takes at most 3 arguments/]
+  ] as const) refuses(`/${opts}/plain/${SRC}`, message)
+})
+
+test('a repeated option, or another that sets the same thing, overrides the earlier one (imgproxy\'s order)', () => {
+  assert.equal(options('w:100/w:200').width, 200)
+  assert.equal(options('w:100/width:200').width, 200)
+  assert.equal(options('w:100/s:200').width, 200)
+  assert.deepEqual(options('rs:fit:300:200/w:100/h:50'), { width: 100, height: 50, fit: 'inside', withoutEnlargement: true }, 'w/h after rs: the later wins')
+  assert.deepEqual(options('w:100/h:50/rs:fill:300:200'), { width: 300, height: 200, fit: 'cover', withoutEnlargement: true })
+  assert.equal(options('vts:1/at:2').at, '2')
+  assert.equal(options('q:50/q:60').quality, 60)
   refuses(`/pr:a/pr:b/plain/${SRC}`, /option "pr" is repeated/, { a: 'w:1', b: 'w:2' })
+})
+
+test('imgproxy\'s scaling, output and URL options are read', () => {
+  assert.equal(options('dpr:2').dpr, 2)
+  assert.equal(options('dpr:1.5').dpr, 1.5)
+  assert.equal(options('dpr:1').dpr, undefined, 'dpr 1 is the default')
+  assert.deepEqual(options('z:1.5').zoom, [1.5, 1.5])
+  assert.deepEqual(options('zoom:2:0.5').zoom, [2, 0.5])
+  assert.equal(options('mw:100').minWidth, 100)
+  assert.equal(options('min-height:100').minHeight, 100)
+  assert.equal(options('rs:fill-down:300:200').fillDown, true)
+  assert.deepEqual(options('sm:1/ar:t/strip_metadata:true/auto_rotate:1'), { fit: 'inside', withoutEnlargement: true }, 'what thumbd does anyway')
+  assert.equal(options('exp:1700000000').expires, 1700000000)
+  assert.equal(options('fn:my%20photo').filename, 'my photo')
+  assert.equal(options(`fn:${Buffer.from('été').toString('base64url')}:1`).filename, 'été')
+  assert.equal(options('att:1').attachment, true)
+  assert.equal(options('att:0').attachment, undefined)
+  assert.deepEqual(options('fq:jpeg:85:webp:70').formatQuality, { jpeg: 85, webp: 70 })
+  assert.equal(options('mb:10000').maxBytes, 10000)
+  assert.deepEqual(options('skp:jpg:png').skipProcessing, ['jpeg', 'png'])
+  assert.equal(options('cb:abc/cachebuster:def').cacheBuster, 'def')
+  for (const [opts, message] of [
+    ['sm:0', /option "sm": thumbd always strips metadata/], ['ar:false', /option "ar": thumbd always rotates/], ['dpr:0', /option "dpr"/],
+    ['dpr:9', /option "dpr": "9" is not a number over 0 and at most 8/], ['z:0', /option "z"/], ['exp:soon', /option "exp"/],
+    ['fq:jpeg', /option "fq": takes pairs/], ['fq:gif:50', /option "fq": format "gif"/], ['fq:jpeg:101', /option "fq"/],
+    ['mb:-1', /option "mb"/], ['skp:tiff', /option "skp": extension "tiff"/], ['fn:a%22b', /option "fn": a file name/]
+  ] as const) refuses(`/${opts}/plain/${SRC}`, message)
 })
 
 test('values out of range or malformed are refused', () => {
@@ -152,8 +213,7 @@ test('values out of range or malformed are refused', () => {
     ['f:bmp', /format "bmp" is not supported/], ['f:best', /format "best" is not supported/],
     ['bg:256:0:0', /option "bg"/], ['bg:12345', /option "bg"/], ['bg:1:2', /option "bg"/],
     ['at:101p', /over 100%/], ['at:10%25', /option "at"/], ['vts:10p', /option "vts": "10p" is not seconds/], ['vts:abc', /option "vts"/],
-    ['frame:middle', /frame "middle" is not supported/], ['g:fp:0.5:0.5', /focus-point gravity \(fp\) is not supported/],
-    ['g:no:10:0', /gravity offsets are not supported/], ['g:sm:1', /takes at most 1 argument/], ['g:xx', /gravity "xx" is not supported/]
+    ['frame:middle', /frame "middle" is not supported/], ['g:sm:1', /smart gravity takes no offsets/], ['g:xx', /gravity "xx" is not supported/]
   ] as const) refuses(`/${opts}/plain/${SRC}`, message)
 })
 
@@ -191,9 +251,9 @@ test('presets that do not exist or include themselves are refused', () => {
   refuses(`/plain/${SRC}`, /preset "default" has "oops", which is not an option/, { default: 'w:1/oops' })
 })
 
-test('an extension contradicting an explicit format is refused; agreeing is fine', () => {
-  refuses(`/f:png/plain/${SRC}@jpg`, /the extension "jpg" contradicts option "f" \(png\)/)
-  refuses(`/f:auto/${b64(SRC)}.webp`, /contradicts option "f"/)
+test('the extension wins over a format option, as in imgproxy', () => {
+  assert.equal(parse(`/f:png/plain/${SRC}@jpg`).options.format, 'jpeg')
+  assert.equal(parse(`/f:auto/${b64(SRC)}.webp`).options.format, 'webp')
   assert.equal(parse(`/f:jpeg/plain/${SRC}@jpg`).options.format, 'jpeg')
   assert.equal(parse(`/${b64(SRC)}.avif`).options.format, 'avif')
 })
@@ -204,13 +264,15 @@ test('normalisedOptions: equal for requests that give the same image, stable in 
     for (const tag of tags) assert.equal(tag, tags[0], `${paths.join(' vs ')}`)
   }
   same(['w:300', 's:300:0', 'rs:fit:300:0', 'rs:fill:300', 'rs:auto:300:0', 'rs:fill-down:300:0/g:sm', 'w:300/el:0', 'w:300/q:80', 'w:300/q:0'])
-  same(['rs:fill:300:200', 'rs:fill:300:200/g:ce', 'rs:fill-down:300:200', 'w:300/h:200/rt:fill'])
+  same(['rs:fill:300:200', 'rs:fill:300:200/g:ce', 'w:300/h:200/rt:fill'])
   same(['h:50', 'rs:fit::50', 's:0:50'])
   const tag = (opts: string) => JSON.stringify(normalisedOptions(options(opts)))
   assert.notEqual(tag('w:300'), tag('w:301'))
   assert.notEqual(tag('rs:fill:300:200'), tag('rs:fit:300:200'))
   assert.notEqual(tag('rs:fill:300:200'), tag('rs:fill:300:200/g:sm'))
   assert.notEqual(tag('rs:auto:300:200'), tag('rs:fit:300:200'))
+  assert.notEqual(tag('rs:fill-down:300:200'), tag('rs:fill:300:200'), 'they differ on a small source')
+  assert.notEqual(tag('w:300'), tag('w:300/dpr:2'))
   assert.notEqual(tag('w:300'), tag('w:300/el:1'))
   assert.notEqual(tag('w:300'), tag('w:300/f:auto'))
   assert.notEqual(tag('w:300'), tag('w:300/cb:2'))
