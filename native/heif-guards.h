@@ -14,7 +14,9 @@
 //                   code, summed over every picture decoded (each tile, each overlay input), stay within a budget.
 //   dav1d_open      an AV1 item (libheif 1.15 decodes those too, with dav1d, in a file whose major brand is not
 //                   avif) is decoded on the calling thread (dav1d would otherwise start one per core of the host),
-//                   and a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768).
+//                   a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768), and
+//                   every frame's picture comes from heif-guards.c's allocator, which counts it in the same budget
+//                   before it is decoded (an overlay naming one AV1 item 320 times decoded it 320 times: 74 s).
 // A refusal ends the process at once: exit status 2 (3 for an SPS over the pixel limit), one line on stderr.
 #ifndef THUMBD_HEIF_GUARDS_H
 #define THUMBD_HEIF_GUARDS_H

@@ -28,13 +28,17 @@ export const child = (parent: Buffer, type: string) => {
   return found
 }
 
-/** What a HEIF needs of a heif-enc HEIC: its primary's HEVC bitstream, hvcC box (decoder config) and size. */
-export interface Tile { data: Buffer, hvcC: Buffer, width: number, height: number }
+/**
+ * What a HEIF needs of a heif-enc HEIC (or of sharp's AVIF): its primary's coded bitstream, decoder configuration
+ * box (hvcC; av1C for an AVIF, whose item type `type` is then 'av01') and size.
+ */
+export interface Tile { data: Buffer, hvcC: Buffer, width: number, height: number, type?: 'hvc1' | 'av01' }
 
 export function tileOf (heic: Buffer): Tile {
   const meta = child(heic, 'meta').body.subarray(4)
   const primary = child(meta, 'pitm').body.readUInt16BE(4)
   const ipco = child(child(meta, 'iprp').body, 'ipco').body
+  const av1 = boxes(ipco).some(b => b.type === 'av1C')
   const ispe = child(ipco, 'ispe').body
   // iloc: version, sizes of offset/length/base offset(/index) in nibbles, then the items.
   const iloc = child(meta, 'iloc').body
@@ -52,7 +56,11 @@ export function tileOf (heic: Buffer): Tile {
     assert.ok(id !== primary || extents === 1, 'one extent')
     const offset = read(at + indexSize, offsetSize)
     const length = read(at + indexSize + offsetSize, lengthSize)
-    if (id === primary) return { data: heic.subarray(base + offset, base + offset + length), hvcC: child(ipco, 'hvcC').whole, width: ispe.readUInt32BE(4), height: ispe.readUInt32BE(8) }
+    if (id === primary) {
+      const data = heic.subarray(base + offset, base + offset + length)
+      const [width, height] = [ispe.readUInt32BE(4), ispe.readUInt32BE(8)]
+      return av1 ? { data, hvcC: child(ipco, 'av1C').whole, width, height, type: 'av01' } : { data, hvcC: child(ipco, 'hvcC').whole, width, height }
+    }
     at += extents * (indexSize + offsetSize + lengthSize)
   }
   throw new Error('no primary item in iloc')
@@ -74,7 +82,7 @@ export function withIspe (heic: Buffer, w: number, h: number): Buffer {
 export interface Grid { ispe: [number, number], canvas: [number, number], rows: number, columns: number, dimg: number[], overlay?: boolean }
 export const TILE = 100
 
-/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' tile item, TILE. Without grids, the tile is the primary. A grid with `overlay` is an iovl item. */
+/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' (or the tile's type) tile item, TILE. Without grids, the tile is the primary. A grid with `overlay` is an iovl item. */
 export function gridHeif (tile: Tile, grids: Grid[]): Buffer {
   const gridIds = grids.map((_, i) => i + 1)
   // ImageGrid, in idat: version 0, flags 1 (32-bit sizes), rows - 1, columns - 1, output width and height. Or
@@ -83,7 +91,7 @@ export function gridHeif (tile: Tile, grids: Grid[]): Buffer {
     ? Buffer.concat([u8(0), u8(1), Buffer.alloc(8), u32(g.canvas[0]), u32(g.canvas[1]), Buffer.alloc(8 * g.dimg.length)])
     : Buffer.concat([u8(0), u8(1), u8(g.rows - 1), u8(g.columns - 1), u32(g.canvas[0]), u32(g.canvas[1])]))
   const infe = (id: number, type: string) => fullBox('infe', 2, 0, u16(id), u16(0), Buffer.from(type, 'latin1'), u8(0))
-  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...grids.map((g, i) => infe(gridIds[i]!, g.overlay === true ? 'iovl' : 'grid')), infe(TILE, 'hvc1'))
+  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...grids.map((g, i) => infe(gridIds[i]!, g.overlay === true ? 'iovl' : 'grid')), infe(TILE, tile.type ?? 'hvc1'))
   const iref = fullBox('iref', 0, 0, ...grids.map((g, i) => box('dimg', u16(gridIds[i]!), u16(g.dimg.length), ...g.dimg.map(u16))))
   const ispe = (w: number, h: number) => fullBox('ispe', 0, 0, u32(w), u32(h))
   // Properties: 1 the tile's hvcC, 2 the tile's ispe, 3.. each grid's ispe.

@@ -20,6 +20,13 @@ after(() => assert.deepEqual(decoderChildren(), [], 'no decoder left running'))
 /** A SIZE x SIZE picture as heif-enc's HEIC, reduced to its one tile (its PNG stays in dir as tile-SIZE.png). */
 const tile = async (size: number): Promise<Tile> => tileOf(await makeHeic(dir, `tile-${size}`, `${size}x${size}`))
 
+/** A SIZE x SIZE noise picture as sharp's AVIF (libheif 1.15 decodes 'av01' items in any HEIF, with dav1d), reduced to its one item. */
+async function av1Tile (size: number): Promise<Tile> {
+  const noise = Buffer.alloc(size * size * 3)
+  for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24
+  return tileOf(await sharp(noise, { raw: { width: size, height: size, channels: 3 } }).avif({ quality: 60, effort: 0 }).toBuffer())
+}
+
 // ---- the tests ----
 
 /** A hostile grid's reply: `status` and `code`, in under 5 s, with no heif-decode left running and no temp file left. */
@@ -161,4 +168,20 @@ test('an overlay naming one large item many times: 413 once the pixels decoded p
   // A few, as an overlay is meant: decoded.
   const res = await postMedia(app, 'thumbnail', gridHeif(t256, [{ ...overlay, dimg: Array(4).fill(TILE) }]), 'image/heic', '?format=png')
   assert.equal(res.statusCode, 200, res.body)
+})
+
+test('an overlay naming one AV1 item many times: held to the same budget as HEVC pictures (4 x the image: 16 of its 128 inputs), 413', async (t) => {
+  const app = await build(t)
+  const av1 = await av1Tile(1024)
+  // libheif 1.15 decodes 'av01' items (dav1d) in a file branded heic too, and the budget counted only HEVC SPSs:
+  // 128 references (within 64 + 1 per 128x128) to one 1 MP AV1 item on a 2048x2048 canvas decoded all 128 (a
+  // 200 after ~4 s; 320 to a 2048x2048 item: 74 s). Now each AV1 frame counts as it is allocated, before it is
+  // decoded: 4 x 4 MP allows 16.
+  const overlay: Grid = { ispe: [2048, 2048], canvas: [2048, 2048], rows: 1, columns: 1, dimg: Array(128).fill(TILE), overlay: true }
+  await refused(app, '128 AV1 overlay inputs', gridHeif(av1, [overlay]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  // A few: decoded, as are AV1 grids.
+  const res = await postMedia(app, 'thumbnail', gridHeif(av1, [{ ...overlay, dimg: Array(4).fill(TILE) }]), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
+  const grid = await postMedia(app, 'thumbnail', gridHeif(av1, [tiled(av1, 2, 2)]), 'image/heic', '?width=256&format=png')
+  assert.equal(grid.statusCode, 200, grid.body)
 })
