@@ -154,6 +154,23 @@ const ue = (n: number) => { const code = (n + 1).toString(2); return '0'.repeat(
 
 /** An SPS NAL unit with pic_width/height_in_luma_samples set to w x h and no conformance window (H.265 7.3.2.2). */
 export function spsWithSize (sps: Buffer, w: number, h: number): Buffer {
+  return Buffer.concat([sps.subarray(0, 2), nalPayload(spsBitsWithSize(sps, w, h))])
+}
+
+/**
+ * The same SPS as spsWithSize, written so that a parser which looks for emulation prevention bytes only after the
+ * NAL header (as H.265 7.3.1.1 does) reads it a byte off from libde265, which looks from the NAL's first byte: a
+ * header ending in 00 (nuh_temporal_id_plus1 0), then the payload's first byte 00 (sps_temporal_id_nesting_flag
+ * cleared for it) and a 03 that libde265 alone drops as following 00 00.
+ */
+export function spsEscapedAcrossHeader (sps: Buffer, w: number, h: number): Buffer {
+  const bits = `${spsBitsWithSize(sps, w, h).slice(0, 7)}0${spsBitsWithSize(sps, w, h).slice(8)}`
+  assert.equal(bits.slice(0, 8), '00000000', 'VPS id 0 and one sub-layer (heif-enc writes them)')
+  return Buffer.concat([u8(sps[0]!), u8(0), u8(0), u8(3), nalPayload(bits.slice(8))])
+}
+
+/** The RBSP bits (whole bytes) of spsWithSize's SPS. */
+function spsBitsWithSize (sps: Buffer, w: number, h: number): string {
   const bits = rbspBits(sps)
   let at = 0
   const read = (n: number) => { const v = parseInt(bits.slice(at, at + n) || '0', 2); at += n; return v }
@@ -174,7 +191,7 @@ export function spsWithSize (sps: Buffer, w: number, h: number): Buffer {
   const rest = bits.slice(at, bits.lastIndexOf('1'))  // up to the rbsp_stop_one_bit
   let out = bits.slice(0, sizeAt) + ue(w) + ue(h) + '0' + rest + '1'
   out += '0'.repeat((8 - out.length % 8) % 8)
-  return Buffer.concat([sps.subarray(0, 2), nalPayload(out)])
+  return out
 }
 
 /** The arrays of an hvcC box (whole box): each one's first byte (completeness, NAL type) and NAL units. */
@@ -204,10 +221,10 @@ export const parameterSets = (hvcC: Buffer) => hvcCArrays(hvcC).flatMap(a => a.u
 /** The SPS of an hvcC box. */
 export const spsOf = (hvcC: Buffer) => hvcCArrays(hvcC).flatMap(a => a.units).find(isSps)!
 
-/** The tile with its hvcC's SPS coding w x h (the HEVC data still codes the tile's own size). */
-export function withCodedSize (t: Tile, w: number, h: number): Tile {
+/** The tile with its hvcC's SPS coding w x h (the HEVC data still codes the tile's own size), written by `write`. */
+export function withCodedSize (t: Tile, w: number, h: number, write = spsWithSize): Tile {
   const arrays = hvcCArrays(t.hvcC).map(({ kind, units }) => {
-    const changed = units.map(nal => isSps(nal) ? spsWithSize(nal, w, h) : nal)
+    const changed = units.map(nal => isSps(nal) ? write(nal, w, h) : nal)
     return Buffer.concat([u8(kind), u16(changed.length), ...changed.flatMap(nal => [u16(nal.length), nal])])
   })
   return { ...t, hvcC: box('hvcC', t.hvcC.subarray(8, 30), u8(arrays.length), ...arrays) }
