@@ -1,4 +1,4 @@
-// See heif-guards.h. The three definitions below must be in the executable's dynamic symbol table
+// See heif-guards.h. The four definitions below must be in the executable's dynamic symbol table
 // (scripts/build-zygote.sh exports them), or libheif's calls would go past them.
 #define _GNU_SOURCE
 #include "heif-guards.h"
@@ -19,11 +19,15 @@
 
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static de265_error (*real_push_nal)(de265_decoder_context *, const void *, int, de265_PTS, void *);
+static de265_error (*real_free_decoder)(de265_decoder_context *);
 static int (*real_dav1d_open)(Dav1dContext **, const Dav1dSettings *);
 static atomic_uint alive, peak;
 static unsigned thread_bound;  /* 0: not armed */
 static unsigned long long pixel_bound, decode_budget;
-static atomic_ullong decoded;  /* pixels of every picture decoded so far: each HEVC SPS given, each AV1 frame */
+static atomic_ullong decoded;  /* pixels of every picture decoded so far: each HEVC picture, each AV1 frame */
+/* The largest picture the SPSs given to this thread's libde265 decoder code: libheif gives one item's parameter
+ * sets (its hvcC's first) and data to one decoder, on one thread, and frees it before that thread decodes another. */
+static __thread unsigned long long picture_pixels;
 static struct heif_coded_sizes approved;
 static atomic_int armed;
 
@@ -61,6 +65,7 @@ static void *next (const char *name) {
 __attribute__((constructor)) static void find_real (void) {
   real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))next("pthread_create");
   real_push_nal = (de265_error (*)(de265_decoder_context *, const void *, int, de265_PTS, void *))next("de265_push_NAL");
+  real_free_decoder = (de265_error (*)(de265_decoder_context *))next("de265_free_decoder");
   real_dav1d_open = (int (*)(Dav1dContext **, const Dav1dSettings *))next("dav1d_open");
 }
 
@@ -101,11 +106,20 @@ de265_error de265_push_NAL (de265_decoder_context *context, const void *data, in
     int known = 0;
     for (int i = 0; i < approved.count; i++) known |= approved.w[i] == size.coded_w && approved.h[i] == size.coded_h;
     if (!known) refuse(EXIT_INPUT, "an SPS in the image data codes %ux%u, which no hvcC declares", size.coded_w, size.coded_h);
-    /* One SPS per picture decoded (its hvcC's): an overlay (iovl) decodes each of its inputs whole, wherever
-     * it lies on the canvas, so many references to one large item multiply the work. */
-    count_decoded((unsigned long long)size.coded_w * size.coded_h);
+    if ((unsigned long long)size.coded_w * size.coded_h > picture_pixels) picture_pixels = (unsigned long long)size.coded_w * size.coded_h;
+  }
+  /* Each picture at the size of its decoder's largest SPS, as its first slice is handed over (libheif hands over
+   * an item's whole data before libde265 decodes any of it): an overlay (iovl) decodes each of its inputs whole,
+   * wherever it lies on the canvas, and an item's data may hold any number of pictures, all decoded. */
+  else if (atomic_load(&armed) && length > 0 && hevc_starts_picture(data, (size_t)length)) {
+    count_decoded(picture_pixels > 0 ? picture_pixels : pixel_bound);  /* a slice before any SPS: no file has one */
   }
   return real_push_nal(context, data, length, pts, user_data);
+}
+
+de265_error de265_free_decoder (de265_decoder_context *context) {
+  picture_pixels = 0;
+  return real_free_decoder(context);
 }
 
 /* Every frame dav1d decodes, shown or not (an AV1 item's data may hold many, and an overlay may name one item

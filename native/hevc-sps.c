@@ -45,6 +45,13 @@ int hevc_nal_type (const uint8_t *nal, size_t length) {
   return length < 2 ? -1 : (nal[0] >> 1) & 0x3f;
 }
 
+int hevc_starts_picture (const uint8_t *nal, size_t length) {
+  if (length < 3 || hevc_nal_type(nal, length) >= 32 || ((nal[0] & 1) << 5 | nal[1] >> 3) != 0) return 0;
+  /* The payload's first bit; its first byte is a 03 libde265 drops only after a header of 00 00 (type 0, temporal id 0). */
+  size_t first = nal[0] == 0 && nal[1] == 0 && nal[2] == 3 ? 3 : 2;
+  return first < length && (nal[first] & 0x80) != 0;
+}
+
 int hevc_sps_size (const uint8_t *nal, size_t length, struct hevc_size *size) {
   static __thread struct bits b;  /* 1 KB, off the stack of libheif's decoding threads */
   if (hevc_nal_type(nal, length) != HEVC_NAL_SPS) return -1;

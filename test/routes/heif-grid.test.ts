@@ -203,3 +203,16 @@ test('an overlay naming one AV1 item many times: held to the same budget as HEVC
   const grid = await postMedia(app, 'thumbnail', gridHeif(av1, [tiled(av1, 2, 2)]), 'image/heic', '?width=256&format=png')
   assert.equal(grid.statusCode, 200, grid.body)
 })
+
+test('an item whose data holds many pictures: each counts in the budget as it is handed over, 413 before libde265 decodes them', async (t) => {
+  const app = await build(t)
+  const t256 = await tile(256)
+  // libheif 1.15 hands libde265 an item's whole data and libde265 decodes every picture in it (libheif keeps the
+  // last); the budget counted SPSs, one per item: 100 copies of one 256x256 picture decoded 100 times (a 200).
+  // Allowed: 4 x (the image and its largest item), 8 pictures here.
+  const many: Tile = { ...t256, data: Buffer.concat(Array(100).fill(t256.data)) }
+  await refused(app, '100 pictures in one item', gridHeif(many, []), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  const two: Tile = { ...t256, data: Buffer.concat([t256.data, t256.data]) }
+  const res = await postMedia(app, 'thumbnail', gridHeif(two, []), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
+})
