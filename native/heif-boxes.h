@@ -13,9 +13,10 @@ enum { EXIT_FAIL = 1, EXIT_INPUT = 2, EXIT_TOO_LARGE = 3, EXIT_USAGE = 64 };
 struct span { const uint8_t *at, *end; };
 
 /* The payload of the one top-level 'meta' box (after its version and flags), or NULL with *problem set. The
- * top-level boxes must be what libheif 1.15 walks, to the last byte: every box whole (libheif stops at the first
- * box that is not, and keeps the 'meta' it saw before), no size 0 but for a last 'mdat' (libheif stops there too:
- * a size-0 'meta' hid the real one from these checks), and one 'meta' (libheif keeps the last). */
+ * top-level boxes are walked as libheif 1.15 walks them: up to the first that is not whole (fewer than 8 bytes,
+ * a size of 0 or under its header, past the end), where libheif stops reading, silently (trailing zeros, a
+ * streaming writer's size-0 'mdat', a last box cut short). Refused: a 'meta' there (a size-0 'meta' after the
+ * real one, as a decoy, hid that one from these checks), more than one 'meta' before it, or none. */
 const uint8_t *heif_meta (const uint8_t *data, size_t length, const uint8_t **meta_end, const char **problem);
 
 /* The payload of the first child box of `type` in [at, end), as libheif's get_child_box finds it; NULL if none

@@ -6,8 +6,8 @@
 //
 // Exit status, with one line on stderr unless 0:
 //   0  the PNG is on stdout
-//   2  not a decodable HEIF: "not heif", "truncated: ...", top-level boxes libheif would read otherwise than
-//      heif-boxes.c ("more than one meta box", a size-0 box), "nested derived images", an item whose HEVC SPS
+//   2  not a decodable HEIF: "not heif", "truncated: ...", top-level boxes libheif could read otherwise than
+//      heif-boxes.c ("more than one meta box", a meta it would not read), "nested derived images", an item whose HEVC SPS
 //      codes another size than its ispe declares, "too many decoding threads", or libheif's message
 //   3  refused before any pixel is decoded: "too large: WxH" (over --max-pixels), "too large: over N tile
 //      references", "too large: item I codes WxH" (its SPS), "too large: <libheif's message>" (its security

@@ -1,4 +1,4 @@
-// What heif-decode watches while libheif decodes, by defining three functions libheif and its libraries call
+// What heif-decode watches while libheif decodes, by defining four functions libheif and its libraries call
 // (the executable's definitions come first in the dynamic linker's search, and the real ones are reached with
 // dlsym(RTLD_NEXT)):
 //   pthread_create  threads alive at once, beyond those already started, are held to a bound: libheif 1.15 starts
@@ -10,11 +10,16 @@
 //                   write, which thumbd's (read-only, not root) has not.
 //   de265_push_NAL  every SPS libde265 is given, from an hvcC or from the item's own data (which libheif passes on
 //                   as it is), must code one of the sizes heif_check_coded_sizes() found in the hvcCs: an SPS in the
-//                   data that codes another is refused before the picture it sizes is decoded; and the pixels they
-//                   code, summed over every picture decoded (each tile, each overlay input), stay within a budget.
+//                   data that codes another is refused before the picture it sizes is decoded; and every picture
+//                   (each slice that starts one) counts at its decoder's largest SPS's size in a budget of pixels
+//                   decoded in all (each tile, each overlay input, each picture of an item's data: libheif hands
+//                   libde265 all of them, 200 copies of one picture decoded 200 times), before libde265 decodes.
+//   de265_free_decoder  the end of one item's decode on its thread: the next decoder's SPSs size its pictures.
 //   dav1d_open      an AV1 item (libheif 1.15 decodes those too, with dav1d, in a file whose major brand is not
 //                   avif) is decoded on the calling thread (dav1d would otherwise start one per core of the host),
-//                   and a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768).
+//                   a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768), and
+//                   every frame's picture comes from heif-guards.c's allocator, which counts it in the same budget
+//                   before it is decoded (an overlay naming one AV1 item 320 times decoded it 320 times: 74 s).
 // A refusal ends the process at once: exit status 2 (3 for an SPS over the pixel limit), one line on stderr.
 #ifndef THUMBD_HEIF_GUARDS_H
 #define THUMBD_HEIF_GUARDS_H

@@ -6,7 +6,10 @@
 
 enum { MAX_SPS_BYTES = 1024 };  /* the fields read here fit in ~40 bytes; libde265 takes no SPS much larger either */
 
-/* The RBSP: the NAL payload with each emulation prevention byte (the 03 of 00 00 03) dropped. */
+/* The RBSP: the NAL payload with each emulation prevention byte (the 03 of 00 00 03) dropped, as libde265 drops
+ * them (NAL_unit::remove_stuffing_bytes): from the NAL's first byte, header included, where H.265 7.3.1.1 starts
+ * after the header. They differ when the header ends in 00 (nuh_temporal_id_plus1 0, which libde265 takes): a
+ * payload 00 03 then loses its 03 in libde265 only, and a parser that kept it read every field a byte off. */
 struct bits { uint8_t data[MAX_SPS_BYTES]; size_t length, at; int failed; };
 
 static uint32_t read_bits (struct bits *b, int n) {
@@ -42,16 +45,24 @@ int hevc_nal_type (const uint8_t *nal, size_t length) {
   return length < 2 ? -1 : (nal[0] >> 1) & 0x3f;
 }
 
+int hevc_starts_picture (const uint8_t *nal, size_t length) {
+  if (length < 3 || hevc_nal_type(nal, length) >= 32 || ((nal[0] & 1) << 5 | nal[1] >> 3) != 0) return 0;
+  /* The payload's first bit; its first byte is a 03 libde265 drops only after a header of 00 00 (type 0, temporal id 0). */
+  size_t first = nal[0] == 0 && nal[1] == 0 && nal[2] == 3 ? 3 : 2;
+  return first < length && (nal[first] & 0x80) != 0;
+}
+
 int hevc_sps_size (const uint8_t *nal, size_t length, struct hevc_size *size) {
   static __thread struct bits b;  /* 1 KB, off the stack of libheif's decoding threads */
   if (hevc_nal_type(nal, length) != HEVC_NAL_SPS) return -1;
   memset(&b, 0, sizeof b);
   int zeros = 0;
-  for (size_t i = 2; i < length && b.length < MAX_SPS_BYTES; i++) {
+  for (size_t i = 0; i < length && b.length < MAX_SPS_BYTES; i++) {
     if (zeros >= 2 && nal[i] == 3) { zeros = 0; continue; }
     zeros = nal[i] == 0 ? zeros + 1 : 0;
     b.data[b.length++] = nal[i];
   }
+  read_bits(&b, 16);  /* the NAL header, which loses no byte: a 03 dropped needs two bytes before it */
   read_bits(&b, 4);  /* sps_video_parameter_set_id */
   int max_sub_layers_minus1 = (int)read_bits(&b, 3);
   if (max_sub_layers_minus1 > 6) return -1;  /* 7 sub-layers at most (libde265 refuses more too) */

@@ -28,13 +28,17 @@ export const child = (parent: Buffer, type: string) => {
   return found
 }
 
-/** What a HEIF needs of a heif-enc HEIC: its primary's HEVC bitstream, hvcC box (decoder config) and size. */
-export interface Tile { data: Buffer, hvcC: Buffer, width: number, height: number }
+/**
+ * What a HEIF needs of a heif-enc HEIC (or of sharp's AVIF): its primary's coded bitstream, decoder configuration
+ * box (hvcC; av1C for an AVIF, whose item type `type` is then 'av01') and size.
+ */
+export interface Tile { data: Buffer, hvcC: Buffer, width: number, height: number, type?: 'hvc1' | 'av01' }
 
 export function tileOf (heic: Buffer): Tile {
   const meta = child(heic, 'meta').body.subarray(4)
   const primary = child(meta, 'pitm').body.readUInt16BE(4)
   const ipco = child(child(meta, 'iprp').body, 'ipco').body
+  const av1 = boxes(ipco).some(b => b.type === 'av1C')
   const ispe = child(ipco, 'ispe').body
   // iloc: version, sizes of offset/length/base offset(/index) in nibbles, then the items.
   const iloc = child(meta, 'iloc').body
@@ -52,7 +56,11 @@ export function tileOf (heic: Buffer): Tile {
     assert.ok(id !== primary || extents === 1, 'one extent')
     const offset = read(at + indexSize, offsetSize)
     const length = read(at + indexSize + offsetSize, lengthSize)
-    if (id === primary) return { data: heic.subarray(base + offset, base + offset + length), hvcC: child(ipco, 'hvcC').whole, width: ispe.readUInt32BE(4), height: ispe.readUInt32BE(8) }
+    if (id === primary) {
+      const data = heic.subarray(base + offset, base + offset + length)
+      const [width, height] = [ispe.readUInt32BE(4), ispe.readUInt32BE(8)]
+      return av1 ? { data, hvcC: child(ipco, 'av1C').whole, width, height, type: 'av01' } : { data, hvcC: child(ipco, 'hvcC').whole, width, height }
+    }
     at += extents * (indexSize + offsetSize + lengthSize)
   }
   throw new Error('no primary item in iloc')
@@ -74,7 +82,7 @@ export function withIspe (heic: Buffer, w: number, h: number): Buffer {
 export interface Grid { ispe: [number, number], canvas: [number, number], rows: number, columns: number, dimg: number[], overlay?: boolean }
 export const TILE = 100
 
-/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' tile item, TILE. Without grids, the tile is the primary. A grid with `overlay` is an iovl item. */
+/** A HEIF whose primary item (id 1) is grids[0]; grid i is item i + 1; one 'hvc1' (or the tile's type) tile item, TILE. Without grids, the tile is the primary. A grid with `overlay` is an iovl item. */
 export function gridHeif (tile: Tile, grids: Grid[]): Buffer {
   const gridIds = grids.map((_, i) => i + 1)
   // ImageGrid, in idat: version 0, flags 1 (32-bit sizes), rows - 1, columns - 1, output width and height. Or
@@ -83,7 +91,7 @@ export function gridHeif (tile: Tile, grids: Grid[]): Buffer {
     ? Buffer.concat([u8(0), u8(1), Buffer.alloc(8), u32(g.canvas[0]), u32(g.canvas[1]), Buffer.alloc(8 * g.dimg.length)])
     : Buffer.concat([u8(0), u8(1), u8(g.rows - 1), u8(g.columns - 1), u32(g.canvas[0]), u32(g.canvas[1])]))
   const infe = (id: number, type: string) => fullBox('infe', 2, 0, u16(id), u16(0), Buffer.from(type, 'latin1'), u8(0))
-  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...grids.map((g, i) => infe(gridIds[i]!, g.overlay === true ? 'iovl' : 'grid')), infe(TILE, 'hvc1'))
+  const iinf = fullBox('iinf', 0, 0, u16(grids.length + 1), ...grids.map((g, i) => infe(gridIds[i]!, g.overlay === true ? 'iovl' : 'grid')), infe(TILE, tile.type ?? 'hvc1'))
   const iref = fullBox('iref', 0, 0, ...grids.map((g, i) => box('dimg', u16(gridIds[i]!), u16(g.dimg.length), ...g.dimg.map(u16))))
   const ispe = (w: number, h: number) => fullBox('ispe', 0, 0, u32(w), u32(h))
   // Properties: 1 the tile's hvcC, 2 the tile's ispe, 3.. each grid's ispe.
@@ -146,6 +154,23 @@ const ue = (n: number) => { const code = (n + 1).toString(2); return '0'.repeat(
 
 /** An SPS NAL unit with pic_width/height_in_luma_samples set to w x h and no conformance window (H.265 7.3.2.2). */
 export function spsWithSize (sps: Buffer, w: number, h: number): Buffer {
+  return Buffer.concat([sps.subarray(0, 2), nalPayload(spsBitsWithSize(sps, w, h))])
+}
+
+/**
+ * The same SPS as spsWithSize, written so that a parser which looks for emulation prevention bytes only after the
+ * NAL header (as H.265 7.3.1.1 does) reads it a byte off from libde265, which looks from the NAL's first byte: a
+ * header ending in 00 (nuh_temporal_id_plus1 0), then the payload's first byte 00 (sps_temporal_id_nesting_flag
+ * cleared for it) and a 03 that libde265 alone drops as following 00 00.
+ */
+export function spsEscapedAcrossHeader (sps: Buffer, w: number, h: number): Buffer {
+  const bits = `${spsBitsWithSize(sps, w, h).slice(0, 7)}0${spsBitsWithSize(sps, w, h).slice(8)}`
+  assert.equal(bits.slice(0, 8), '00000000', 'VPS id 0 and one sub-layer (heif-enc writes them)')
+  return Buffer.concat([u8(sps[0]!), u8(0), u8(0), u8(3), nalPayload(bits.slice(8))])
+}
+
+/** The RBSP bits (whole bytes) of spsWithSize's SPS. */
+function spsBitsWithSize (sps: Buffer, w: number, h: number): string {
   const bits = rbspBits(sps)
   let at = 0
   const read = (n: number) => { const v = parseInt(bits.slice(at, at + n) || '0', 2); at += n; return v }
@@ -166,7 +191,7 @@ export function spsWithSize (sps: Buffer, w: number, h: number): Buffer {
   const rest = bits.slice(at, bits.lastIndexOf('1'))  // up to the rbsp_stop_one_bit
   let out = bits.slice(0, sizeAt) + ue(w) + ue(h) + '0' + rest + '1'
   out += '0'.repeat((8 - out.length % 8) % 8)
-  return Buffer.concat([sps.subarray(0, 2), nalPayload(out)])
+  return out
 }
 
 /** The arrays of an hvcC box (whole box): each one's first byte (completeness, NAL type) and NAL units. */
@@ -196,10 +221,10 @@ export const parameterSets = (hvcC: Buffer) => hvcCArrays(hvcC).flatMap(a => a.u
 /** The SPS of an hvcC box. */
 export const spsOf = (hvcC: Buffer) => hvcCArrays(hvcC).flatMap(a => a.units).find(isSps)!
 
-/** The tile with its hvcC's SPS coding w x h (the HEVC data still codes the tile's own size). */
-export function withCodedSize (t: Tile, w: number, h: number): Tile {
+/** The tile with its hvcC's SPS coding w x h (the HEVC data still codes the tile's own size), written by `write`. */
+export function withCodedSize (t: Tile, w: number, h: number, write = spsWithSize): Tile {
   const arrays = hvcCArrays(t.hvcC).map(({ kind, units }) => {
-    const changed = units.map(nal => isSps(nal) ? spsWithSize(nal, w, h) : nal)
+    const changed = units.map(nal => isSps(nal) ? write(nal, w, h) : nal)
     return Buffer.concat([u8(kind), u16(changed.length), ...changed.flatMap(nal => [u16(nal.length), nal])])
   })
   return { ...t, hvcC: box('hvcC', t.hvcC.subarray(8, 30), u8(arrays.length), ...arrays) }

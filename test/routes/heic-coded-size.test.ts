@@ -11,7 +11,7 @@ import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
 import { decodeCountingThreads, makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
-import { gridHeif, parameterSets, spsOf, spsWithSize, tileOf, tiled, u32, withCodedSize, withInBandSps, withIspe, type Tile } from '../heif-boxes.ts'
+import { gridHeif, parameterSets, spsEscapedAcrossHeader, spsOf, spsWithSize, tileOf, tiled, u32, withCodedSize, withInBandSps, withIspe, type Tile } from '../heif-boxes.ts'
 
 const dir = tempFolder('thumbd-heic-coded-', { after })
 
@@ -61,6 +61,18 @@ test('an hvcC whose SPS codes another size than the ispe: 413 over the pixel lim
   assert.equal(res.statusCode, 200, res.body)
   const meta = await decoded(res.rawPayload)
   assert.deepEqual([meta.width, meta.height], [100, 100])
+})
+
+test('an SPS is unescaped as libde265 unescapes it, from the NAL header on: the size checked is the size it decodes', async () => {
+  const t64 = tileOf(await makeHeic(dir, 'tile-64', '64x64'))
+  // An SPS coding 8192x8192 behind a header ending in 00 and a 03 that only libde265 drops: read after the header,
+  // as H.265 says, every field came a byte off (a garbled SPS, or with a chosen level byte a 1x1 that matched a
+  // 1x1 ispe while libde265 allocated 16384x16384; the decode budget caught that one).
+  const file = join(dir, 'sps-across-header.heic')
+  writeFileSync(file, gridHeif(withCodedSize(t64, 8192, 8192, spsEscapedAcrossHeader), []))
+  const run = await decodeCountingThreads(file, ['--threads', '1'])
+  assert.equal(run.code, 3, run.stderr)
+  assert.match(run.stderr, /^too large: item 100 codes 8192x8192$/m)
 })
 
 test('an SPS in the item data that codes another size than the hvcC: 422 before the picture is decoded', async (t) => {

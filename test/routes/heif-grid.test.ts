@@ -20,6 +20,13 @@ after(() => assert.deepEqual(decoderChildren(), [], 'no decoder left running'))
 /** A SIZE x SIZE picture as heif-enc's HEIC, reduced to its one tile (its PNG stays in dir as tile-SIZE.png). */
 const tile = async (size: number): Promise<Tile> => tileOf(await makeHeic(dir, `tile-${size}`, `${size}x${size}`))
 
+/** A SIZE x SIZE noise picture as sharp's AVIF (libheif 1.15 decodes 'av01' items in any HEIF, with dav1d), reduced to its one item. */
+async function av1Tile (size: number): Promise<Tile> {
+  const noise = Buffer.alloc(size * size * 3)
+  for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24
+  return tileOf(await sharp(noise, { raw: { width: size, height: size, channels: 3 } }).avif({ quality: 60, effort: 0 }).toBuffer())
+}
+
 // ---- the tests ----
 
 /** A hostile grid's reply: `status` and `code`, in under 5 s, with no heif-decode left running and no temp file left. */
@@ -120,10 +127,10 @@ test('a decoy meta after the real one (size 0, which libheif stops at, or a seco
     const res = await refused(app, `${name}, then a size-0 meta`, Buffer.concat([file, decoy()]), 422, 'THUMBD_MEDIA_UNREADABLE')
     assert.match(res.json().message, /the HEIF decoder rejected this image$/, name)
   }
-  // A valid grid followed by a second meta (libheif would read that one), by a box cut short, or by stray bytes.
+  // A valid grid followed by a second meta (libheif would read that one), or by a meta cut short.
   const valid = gridHeif(t64, [tiled(t64, 2, 2)])
   const decoyMeta = box('meta', u32(0), box('free'))
-  for (const [name, tail] of [['a second meta', decoyMeta], ['a box cut short', decoyMeta.subarray(0, 12)], ['4 stray bytes', u32(0)]] as const) {
+  for (const [name, tail] of [['a second meta', decoyMeta], ['a meta cut short', decoyMeta.subarray(0, 12)]] as const) {
     await refused(app, `a valid grid, then ${name}`, Buffer.concat([valid, tail]), 422, 'THUMBD_MEDIA_UNREADABLE')
   }
   // A last mdat of size 0 (to the end of the file, as streaming writers leave it) is no decoy: libheif reads the
@@ -132,6 +139,24 @@ test('a decoy meta after the real one (size 0, which libheif stops at, or a seco
   open.writeUInt32BE(0, open.lastIndexOf('mdat', undefined, 'latin1') - 4)
   const res = await postMedia(app, 'thumbnail', open, 'image/heic', '?width=128&format=png')
   assert.equal(res.statusCode, 200, res.body)
+})
+
+test('bytes after the last box where libheif 1.15 stops reading (zero padding, a box cut short): decoded, as libheif decodes them', async (t) => {
+  const app = await build(t)
+  const t64 = await tile(64)
+  const valid = gridHeif(t64, [tiled(t64, 2, 2)])
+  // libheif stops at the first top-level box that is not whole, silently, and decodes what it read before; heif-decode
+  // refused these with a 422. A meta behind such a stop is read by neither.
+  const tails: Array<[string, Buffer]> = [
+    ['4 zero bytes', Buffer.alloc(4)],
+    ['1 KB of zeros (a size-0 box)', Buffer.alloc(1024)],
+    ['a free box cut short', Buffer.concat([u32(100), Buffer.from('free'), Buffer.alloc(10)])],
+    ['a size-0 box, then a second meta', Buffer.concat([Buffer.alloc(8), box('meta', u32(0), box('free'))])]
+  ]
+  for (const [name, tail] of tails) {
+    const res = await postMedia(app, 'thumbnail', Buffer.concat([valid, tail]), 'image/heic', '?width=128&format=png')
+    assert.equal(res.statusCode, 200, `${name}: ${res.body}`)
+  }
 })
 
 test('the threads one decode starts are bounded (2 x --threads + 2 besides its main thread, or --max-threads): beyond, it stops', async () => {
@@ -160,5 +185,34 @@ test('an overlay naming one large item many times: 413 once the pixels decoded p
   await refused(app, '120 overlay inputs', gridHeif(t256, [overlay]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
   // A few, as an overlay is meant: decoded.
   const res = await postMedia(app, 'thumbnail', gridHeif(t256, [{ ...overlay, dimg: Array(4).fill(TILE) }]), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
+})
+
+test('an overlay naming one AV1 item many times: held to the same budget as HEVC pictures (4 x the image: 16 of its 128 inputs), 413', async (t) => {
+  const app = await build(t)
+  const av1 = await av1Tile(1024)
+  // libheif 1.15 decodes 'av01' items (dav1d) in a file branded heic too, and the budget counted only HEVC SPSs:
+  // 128 references (within 64 + 1 per 128x128) to one 1 MP AV1 item on a 2048x2048 canvas decoded all 128 (a
+  // 200 after ~4 s; 320 to a 2048x2048 item: 74 s). Now each AV1 frame counts as it is allocated, before it is
+  // decoded: 4 x 4 MP allows 16.
+  const overlay: Grid = { ispe: [2048, 2048], canvas: [2048, 2048], rows: 1, columns: 1, dimg: Array(128).fill(TILE), overlay: true }
+  await refused(app, '128 AV1 overlay inputs', gridHeif(av1, [overlay]), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  // A few: decoded, as are AV1 grids.
+  const res = await postMedia(app, 'thumbnail', gridHeif(av1, [{ ...overlay, dimg: Array(4).fill(TILE) }]), 'image/heic', '?format=png')
+  assert.equal(res.statusCode, 200, res.body)
+  const grid = await postMedia(app, 'thumbnail', gridHeif(av1, [tiled(av1, 2, 2)]), 'image/heic', '?width=256&format=png')
+  assert.equal(grid.statusCode, 200, grid.body)
+})
+
+test('an item whose data holds many pictures: each counts in the budget as it is handed over, 413 before libde265 decodes them', async (t) => {
+  const app = await build(t)
+  const t256 = await tile(256)
+  // libheif 1.15 hands libde265 an item's whole data and libde265 decodes every picture in it (libheif keeps the
+  // last); the budget counted SPSs, one per item: 100 copies of one 256x256 picture decoded 100 times (a 200).
+  // Allowed: 4 x (the image and its largest item), 8 pictures here.
+  const many: Tile = { ...t256, data: Buffer.concat(Array(100).fill(t256.data)) }
+  await refused(app, '100 pictures in one item', gridHeif(many, []), 413, 'THUMBD_PAYLOAD_TOO_LARGE')
+  const two: Tile = { ...t256, data: Buffer.concat([t256.data, t256.data]) }
+  const res = await postMedia(app, 'thumbnail', gridHeif(two, []), 'image/heic', '?format=png')
   assert.equal(res.statusCode, 200, res.body)
 })
