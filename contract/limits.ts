@@ -21,10 +21,12 @@ export const MAX_STORYBOARD_TILES = 200
 /** The largest side each sprite format can hold: libwebp's WEBP_MAX_DIMENSION, and JPEG's 16-bit sizes. */
 export const FORMAT_MAX_SIDE = { webp: 16383, jpeg: 65535 } as const
 /**
- * The most pixels a storyboard's sprite holds (4096 x 4096): its tiles are held raw, 3 bytes a pixel, and the
- * sheet they are composited into again, so ~100 MB for a sprite at this bound.
+ * The most pixels a storyboard's sprite holds (33.5 MP, e.g. 6400 x 5242): its tiles are held raw, 3 bytes a
+ * pixel, and the sheet they are composited into again. So that the default 60 tiles at the widest 640 px fit
+ * 4:3, 1:1 and 4:5 video, not only 16:9: 60 tiles of 4:3 (18.4 MP) raised the server's RSS by ~220 MB, as
+ * 16:9 (13.8 MP) did by ~210 MB (docs/benchmarks.md).
  */
-export const MAX_SPRITE_PIXELS = 2 ** 24
+export const MAX_SPRITE_PIXELS = 2 ** 25
 
 /** A storyboard sprite's longest side in its format. */
 export function maxSpriteSide (format: 'jpeg' | 'webp'): number {

@@ -1,13 +1,14 @@
 // `npm run mutate-guards`: mutation testing of the guards around every ffmpeg/ffprobe input
-// (workers/ffmpeg-args.ts, guardedInput). Each mutant is a copy of this tree with one guard removed or
-// turned off; test/hostile/hostile.test.ts runs against it, and should fail. Slow (a hostile run per mutant
+// (workers/ffmpeg-args.ts, guardedInput, and the input it is given, workers/video-input.ts). Each mutant is
+// a copy of this tree with one guard removed or turned off; test/hostile/hostile.test.ts runs against it,
+// and should fail. Slow (a hostile run per mutant
 // and setting), so it is not part of `npm test`.
 //
 // Each mutant runs twice: as built, and with the decoder sandbox's file rule opened to all of / (the tools
 // may read anything, as on a host without Landlock). As built, the sandbox may stop what a removed guard
 // let through: then only the second run shows whether the corpus tests the guard itself.
 // Exit 1 if a mutant that some input could exploit survives with the file sandbox open, or if an edit no
-// longer applies (guardedInput or the sandbox's call sites changed: update the lists below).
+// longer applies (guardedInput, videoInput or the sandbox's call sites changed: update the lists below).
 import { spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -30,15 +31,18 @@ interface Mutation {
 }
 
 const ARGS = 'workers/ffmpeg-args.ts'
+/** Where a spooled input gets its "file:" prefix and its protocols (guardedInput takes them from there). */
+const INPUT = 'workers/video-input.ts'
 const MUTATIONS: Mutation[] = [
-  { name: 'no -protocol_whitelist file', edits: [[ARGS, "'-protocol_whitelist', 'file', ", '']], equivalent: 'an input opened as "file:" already limits nested opens to ffmpeg\'s default "file,crypto,data", and under a forced demuxer with data references off nothing opens anything' },
+  { name: 'no -protocol_whitelist', edits: [[ARGS, "'-protocol_whitelist', input.protocols, ", '']], equivalent: 'an input opened as "file:" already limits nested opens to ffmpeg\'s default "file,crypto,data", and under a forced demuxer with data references off nothing opens anything' },
   { name: 'no forced demuxer (-f): ffmpeg probes', edits: [[ARGS, "'-f', demuxer, '-i'", "'-i'"]] },
   { name: 'no -enable_drefs 0 / -use_absolute_path 0', edits: [[ARGS, "['-enable_drefs', '0', '-use_absolute_path', '0']", '[]']], equivalent: 'both are ffmpeg\'s defaults (made explicit in guardedInput)' },
   { name: '-enable_drefs 1 (data references followed)', edits: [[ARGS, "'-enable_drefs', '0'", "'-enable_drefs', '1'"]] },
   { name: '-use_absolute_path 1', edits: [[ARGS, "'-use_absolute_path', '0'", "'-use_absolute_path', '1'"]], equivalent: 'with data references off, no reference is opened, absolute or not' },
   { name: '-enable_drefs 1 -use_absolute_path 1', edits: [[ARGS, "'-enable_drefs', '0', '-use_absolute_path', '0'", "'-enable_drefs', '1', '-use_absolute_path', '1'"]] },
-  { name: 'no "file:" before the path', edits: [[ARGS, /`file:\$\{path\}`/, 'path']], equivalent: 'thumbd names every input itself (a UUID in its temp folder), so no path can read as another protocol' },
-  { name: 'no guard at all', edits: [[ARGS, /\['-protocol_whitelist', 'file', \.\.\.demuxerOptions, '-f', demuxer, '-i', `file:\$\{path\}`\]/, "['-i', path]"]] }
+  { name: 'no "file:" before the path', edits: [[INPUT, /`file:\$\{ref\.path\}`/, 'ref.path']], equivalent: 'thumbd names every input itself (a UUID in its temp folder), so no path can read as another protocol' },
+  { name: 'the file input may open any protocol', edits: [[INPUT, "protocols: 'file', reads", "protocols: 'file,http,https,tcp,tls,crypto,data,subfile,concat', reads"]], equivalent: 'under a forced demuxer with data references off, the input opens no other resource, whatever the whitelist allows' },
+  { name: 'no guard at all', edits: [[ARGS, /\['-protocol_whitelist', input\.protocols, \.\.\.protocolOptions, \.\.\.demuxerOptions, '-f', demuxer, '-i', input\.url\]/, "['-i', input.url]"]] }
 ]
 
 /** The decoder may read all of / besides its input: both ways a tool starts (the wrapper, the zygote) get it. */

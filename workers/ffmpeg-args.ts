@@ -4,7 +4,7 @@
 // other protocols are never auto-selected.
 import type { Demuxer } from '../contract/sniff.ts'
 import type { VideoInput } from './video-input.ts'
-import { frameFilters, type Box } from './frame-filters.ts'
+import { frameFilters, type Bound, type Box } from './frame-filters.ts'
 import type { ColourPath } from './stream-colour.ts'
 
 const quiet = ['-hide_banner', '-loglevel', 'error'] as const
@@ -54,6 +54,8 @@ export interface FrameRequest {
   report: boolean
   /** Shrink the frame in ffmpeg to cover this box before it is piped out (sharp does the final resize). */
   coverBox?: Box
+  /** The frame is brought inside this before it is piped out, whatever size the stream switched to. */
+  bound?: Bound
   /** How the frame's colours become SDR BT.709 (workers/stream-colour.ts). */
   colour: ColourPath
 }
@@ -77,7 +79,7 @@ export function pictureArgs (input: VideoInput, demuxer: Demuxer, maxStreams: nu
 }
 
 /** One decoded frame as PAM (8-bit RGB or RGBA, header with its size) on stdout. */
-export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, colour }: FrameRequest): string[] {
+export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, bound, colour }: FrameRequest): string[] {
   return [
     '-hide_banner', '-nostats',
     '-loglevel', report ? 'info' : 'error',
@@ -94,7 +96,7 @@ export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = fa
     ...(decoder === undefined ? [] : ['-c:v', decoder]),
     ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
-    '-vf', frameFilters({ coverBox, bestOf, bestOfSide, colour }),
+    '-vf', frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }),
     // Frames before the seek point keep their (negative) times: passed through, not dropped to fill a rate.
     ...(keyframe ? ['-fps_mode', 'passthrough'] : []),
     '-frames:v', '1',

@@ -29,6 +29,23 @@ export function shrink (display: { w: string, h: string }, box: Box = {}): strin
 }
 
 /**
+ * The most a grab may pipe out, whatever the stream does after it was probed (a video that probes 4096x16
+ * and then sends 1280x16384 frames). `crop` keeps the centre (what a cover resize keeps), `stretch` scales
+ * each side down on its own (for a frame stretched to its box after), `inside` scales down keeping the aspect.
+ */
+export interface Bound { width: number, height: number, fit: 'crop' | 'stretch' | 'inside' }
+
+/**
+ * The frame brought inside `bound`; a frame already inside passes untouched (so ordinary video is unchanged).
+ * exact: crop otherwise rounds the sides of subsampled frames down to even, so a 1-row frame became 0.
+ */
+export function bound ({ width, height, fit }: Bound): string {
+  const [w, h] = [`min(iw,${width})`, `min(ih,${height})`]
+  if (fit === 'crop') return `crop=w='${w}':h='${h}':exact=1`
+  return `scale=w='${w}':h='${h}'${fit === 'inside' ? ':force_original_aspect_ratio=decrease' : ''}:flags=area`
+}
+
+/**
  * The thumbnail filter holds all the frames it compares: they are shrunk first to at most this many px a
  * side (50 x 1280 x 1280 RGB is ~250 MB at worst; full-size 1920x1920 frames took ~600 MB, 50 MP ones GBs).
  */
@@ -74,6 +91,8 @@ export function to8bit (matrix: Matrix | undefined): string {
 export interface FrameFilterOptions {
   /** The frame is shrunk to cover this box (sharp does the final resize). */
   coverBox?: Box
+  /** The frame is brought inside this after the shrink, whatever size the stream switched to. */
+  bound?: Bound
   /** Frames the thumbnail filter compares (0: take the first). */
   bestOf: number
   bestOfSide?: number
@@ -81,10 +100,11 @@ export interface FrameFilterOptions {
 }
 
 /** The one place the steps are composed, in the order that keeps the expensive ones small. */
-export function frameFilters ({ coverBox, bestOf: n, bestOfSide, colour }: FrameFilterOptions): string {
+export function frameFilters ({ coverBox, bound: limit, bestOf: n, bestOfSide, colour }: FrameFilterOptions): string {
   const sdr = toSdr(colour)
   return [
     shrink(squarePixels(), coverBox),
+    limit === undefined ? undefined : bound(limit),
     n > 0 ? bestOf(n, bestOfSide) : undefined,
     sdr,
     to8bit(sdr === undefined ? colour.matrix : undefined)

@@ -8,7 +8,8 @@ import { JobError } from '../contract/job-error.ts'
 import { MAX_PREVIEW_PIXELS } from '../contract/limits.ts'
 import type { ImageResult, JobContext, PreviewTask } from '../contract/types.ts'
 import { classify } from './image.ts'
-import { grabFrame, probeVideo, seekPoint } from './video.ts'
+import { displayed } from './info.ts'
+import { boundFor, grabFrame, probeWithLimits, seekPoint } from './video.ts'
 import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
@@ -44,31 +45,32 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
     throw new JobError('BAD_OPTIONS', `a preview of ${task.frames} frames; at most ${ctx.settings.maxAnimationFrames} (MAX_ANIMATION_FRAMES)`)
   }
   const input = videoInput(ref)
-  const info = await probeVideo(input, media, ctx)
+  const { probe, info } = await probeWithLimits(input, media, ctx, true)
   if (info.duration === undefined) throw new JobError('MEDIA_UNREADABLE', 'the video does not say how long it is')
   const times = frameTimes(task, info.duration)
   if (times.length === 0) throw new JobError('BAD_OPTIONS', 'the video ends before the first frame of the preview')
-  // ffprobe reports coded sides; a turned video swaps them in the frames ffmpeg gives: the first frame decides below.
-  const [width, height] = frameSize(task, info)
+  // Sized from the probe as shown (turned, square pixels), before any frame is grabbed; every frame takes it.
+  const display = displayed(probe, info)
+  const [width, height] = frameSize(task, display)
   if (times.length * width * height > MAX_PREVIEW_PIXELS) {
     throw new JobError('BAD_OPTIONS', `${times.length} frames of ${width}x${height} px; a preview holds at most ${MAX_PREVIEW_PIXELS} px in all`)
   }
+  // A stream that changes shape after its probe is brought inside the frame's size in ffmpeg, as the resize
+  // below would (cover keeps the centre, contain all of it, inside stretches it to the probe's aspect).
+  const bound = boundFor(display, task, task.fit === 'cover' ? 'crop' : task.fit === 'contain' ? 'inside' : 'stretch')
   const seek = times.length < 2 || times[1]! - times[0]! >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
   // As storyboards: the job's decoder threads become lanes of one-thread grabs.
   const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, times.length))
   const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }
   const pieces: Buffer[] = []
-  let size: [number, number] | undefined
   let next = 0
   const stop = { failed: false }
   const lane = async () => {
     for (let i = next++; i < times.length && !stop.failed; i = next++) {
       ctx.signal.throwIfAborted()
-      const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, seek }, laneCtx, { width: task.width, height: task.height })
-      // The first frame grabbed (as displayed: ffmpeg applies the rotation) fixes the size of all.
-      size ??= frameSize(task, { width: frame.width, height: frame.height })
+      const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, seek }, laneCtx, { width: task.width, height: task.height }, bound)
       pieces[i] = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
-        .resize(size[0], size[1], { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
+        .resize(width, height, { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
         .removeAlpha().raw().toBuffer()
     }
   }
@@ -76,11 +78,10 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
     const settled = await Promise.allSettled(Array.from({ length: lanes }, () => lane().catch(err => { stop.failed = true; throw err })))
     const failure = settled.find(s => s.status === 'rejected')
     if (failure !== undefined) throw failure.reason
-    const [w, h] = size!
-    const animation = sharp(Buffer.concat(pieces), { raw: { width: w, height: h * pieces.length, channels: 3, pageHeight: h } })
+    const animation = sharp(Buffer.concat(pieces), { raw: { width, height: height * pieces.length, channels: 3, pageHeight: height } })
     const options = { delay: pieces.map(() => task.delay), loop: 0 }
     const data = await (task.format === 'gif' ? animation.gif(options) : animation.webp({ ...options, quality: task.quality })).toBuffer()
-    return { data, format: task.format, width: w, height: h }
+    return { data, format: task.format, width, height }
   } catch (err) {
     throw classify(err)
   }

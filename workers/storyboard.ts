@@ -9,7 +9,7 @@ import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/t
 import { classify } from './image.ts'
 import { displayed } from './info.ts'
 import { spriteLayout } from './storyboard-layout.ts'
-import { grabFrame, probeWithLimits } from './video.ts'
+import { boundFor, grabFrame, probeWithLimits } from './video.ts'
 import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
@@ -26,8 +26,12 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   const count = task.count ?? Math.max(1, Math.ceil(duration / interval))
   if (count > MAX_TILES) throw new JobError('BAD_OPTIONS', `an interval of ${interval} s makes ${count} tiles; at most ${MAX_TILES}`)
   // Sized from the probe, before any frame is grabbed: a sheet too large is refused now, not once built.
-  const { tileWidth, tileHeight, ...sheet } = spriteLayout(displayed(probe, info), count, task)
+  const display = displayed(probe, info)
+  const { tileWidth, tileHeight, ...sheet } = spriteLayout(display, count, task)
   const seek = interval >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
+  // The layout holds only if every frame has the probe's shape: a stream that grows after it (4096x16, then
+  // 1280x16384) is cut to the tile's centre in ffmpeg, as the cover resize below would, not piped whole.
+  const bound = boundFor(display, { width: tileWidth }, 'crop')
   const tiles: StoryboardResult['tiles'] = []
   const pieces: OverlayOptions[] = []
   // The job's decoder threads become lanes of one-thread grabs: one keyframe gains little from frame
@@ -41,7 +45,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
     for (let i = next++; i < count && !stop.failed; i = next++) {
       ctx.signal.throwIfAborted()
       const start = i * interval
-      const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth })
+      const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth }, bound)
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
         .resize(tileWidth, tileHeight, { fit: 'cover' }).flatten().raw().toBuffer()
       const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]

@@ -2,7 +2,7 @@
 // stderr, with the decoder and demuxer enforcing the pixel and stream limits themselves. ffprobe runs only
 // when the position is a percentage, which needs the duration before seeking.
 import { frameArgs, probeArgs } from './ffmpeg-args.ts'
-import { BEST_OF_SIDE, MAX_SAR, frameFilters } from './frame-filters.ts'
+import { BEST_OF_SIDE, MAX_SAR, frameFilters, type Bound } from './frame-filters.ts'
 import { JobError } from '../contract/job-error.ts'
 import { parsePam, type RawFrame } from './pam.ts'
 import { parseInputReport, REPORT_LINES } from './input-report.ts'
@@ -53,8 +53,29 @@ const PRESCALE_FACTOR = 2
 const USUAL_COLOUR = colourPath({ width: 1920, height: 1080 })
 const sameChain = (a: ColourPath, b: ColourPath) => frameFilters({ bestOf: 0, colour: a }) === frameFilters({ bestOf: 0, colour: b })
 
-/** `output`: the size the frame will be resized to, if known; ffmpeg may then shrink it on the way out. */
-export async function grabFrame (input: VideoInput, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }): Promise<RawFrame> {
+/** Pixels of slack around a bound: the probe's display size and the filter chain's round differently. */
+const BOUND_SLACK = 8
+
+/**
+ * The bound of grabs whose video was probed at `display` (its size as shown): what the prescale below makes
+ * of a frame of that size, and a little more. An ordinary video passes untouched; only a stream that
+ * changed shape after its probe is cut down, as `fit` says.
+ */
+export function boundFor (display: { width: number, height: number }, output: { width?: number, height?: number }, fit: Bound['fit']): Bound {
+  const ratios = [output.width, output.height].map((side, i) => side === undefined ? undefined : (side * PRESCALE_FACTOR) / (i === 0 ? display.width : display.height)).filter(r => r !== undefined)
+  const scale = ratios.length === 0 ? 1 : Math.min(1, Math.max(...ratios))
+  return { width: Math.ceil(display.width * scale) + BOUND_SLACK, height: Math.ceil(display.height * scale) + BOUND_SLACK, fit }
+}
+
+/** Room for a PAM header of any size ffmpeg writes. */
+const PAM_HEADER_BYTES = 128
+
+/**
+ * `output`: the size the frame will be resized to, if known; ffmpeg may then shrink it on the way out.
+ * `bound`: the most the frame may be, whatever the stream does after its probe; ffmpeg brings it inside, and
+ * a frame over it is refused as its first bytes past that size arrive, not once held whole.
+ */
+export async function grabFrame (input: VideoInput, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }, bound?: Bound): Promise<RawFrame> {
   const at = options.at ?? DEFAULT_AT
   const coverBox = output === undefined
     ? undefined
@@ -71,8 +92,9 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
     maxStreams: MAX_STREAMS,
     report,
     coverBox,
+    bound,
     colour
-  }), { signal, maxStdoutBytes: ctx.settings.maxInputPixels * 4 + 128, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), keepLines: REPORT_LINES, ...(onKeptLine === undefined ? {} : { onKeptLine }), anyExitCode: true })
+  }), { signal, maxStdoutBytes: (bound === undefined ? ctx.settings.maxInputPixels : bound.width * bound.height) * 4 + PAM_HEADER_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), keepLines: REPORT_LINES, ...(onKeptLine === undefined ? {} : { onKeptLine }), anyExitCode: true })
 
   /**
    * One run that reports the input as it decodes, with the usual colour path. When the report's video
@@ -108,14 +130,23 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
     colour = colourPath(info.stream ?? { width: info.width, height: info.height })
     first = await grab(seekPoint(at, info.duration), false, colour)
   }
-  if (succeeded(first, ctx).stdout.length > 0) return parsePam(first.stdout)
+  const frame = (run: ToolRun) => within(parsePam(run.stdout), bound)
+  if (succeeded(first, ctx).stdout.length > 0) return frame(first)
   // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
   const last = info.duration === undefined ? 0 : seekPoint(at, info.duration)
   const retry = await grab(last, false, colour)
-  if (succeeded(retry, ctx).stdout.length > 0 || last === 0) return parsePam(retry.stdout)
+  if (succeeded(retry, ctx).stdout.length > 0 || last === 0) return frame(retry)
   // Still nothing: the last frame starts more than 0.1 s before the end (a slow frame rate), or a container
   // without an index was seeked by bisection past its only keyframe (then the first frame is the one).
-  return parsePam(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour), ctx).stdout)
+  return frame(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour), ctx))
+}
+
+/** The frame as asked: the byte cap let no larger one be held whole, and this refuses one of another shape. */
+function within (frame: RawFrame, bound: Bound | undefined): RawFrame {
+  if (bound !== undefined && (frame.width > bound.width || frame.height > bound.height)) {
+    throw new JobError('MEDIA_UNREADABLE', 'the decoder gave a frame larger than asked', `${frame.width}x${frame.height} over ${bound.width}x${bound.height}`)
+  }
+  return frame
 }
 
 function succeeded (run: ToolRun, ctx: JobContext): ToolRun {

@@ -1,8 +1,9 @@
 // The filter chain's steps, each on its string, and the colour path chosen from a stream's facts.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bestOf, frameFilters, shrink, squarePixels, to8bit, toSdr } from '../../workers/frame-filters.ts'
+import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr } from '../../workers/frame-filters.ts'
 import { bitDepth, colourPath, isHdr, parseStreamLine, probeFacts } from '../../workers/stream-colour.ts'
+import { boundFor } from '../../workers/video.ts'
 
 const sdr709 = colourPath({ width: 1920, height: 1080 })
 
@@ -59,4 +60,15 @@ test("the facts of a stream from ffmpeg's report line and from ffprobe", () => {
   assert.deepEqual(probeFacts({ width: 720, height: 576, pix_fmt: 'yuv420p10le', color_transfer: 'smpte2084', sample_aspect_ratio: '64:45' }),
     { width: 720, height: 576, pixFmt: 'yuv420p10le', transfer: 'smpte2084', sar: [64, 45] })
   assert.deepEqual([bitDepth('yuv420p'), bitDepth('yuv420p10le'), bitDepth('yuva444p12le'), bitDepth('rgb48le'), bitDepth('gray10le'), bitDepth('rgba64be')], [8, 10, 12, 16, 10, 16])
+})
+
+test('bound: right after the shrink, a frame past the probe\'s shape is cropped, stretched or fitted; one within it passes', () => {
+  assert.equal(bound({ width: 1288, height: 12, fit: 'crop' }), "crop=w='min(iw,1288)':h='min(ih,12)':exact=1")
+  assert.equal(bound({ width: 10, height: 20, fit: 'stretch' }), "scale=w='min(iw,10)':h='min(ih,20)':flags=area")
+  assert.equal(bound({ width: 10, height: 20, fit: 'inside' }), "scale=w='min(iw,10)':h='min(ih,20)':force_original_aspect_ratio=decrease:flags=area")
+  const chain = frameFilters({ coverBox: { width: 1280 }, bound: { width: 1288, height: 12, fit: 'crop' }, bestOf: 0, colour: sdr709 })
+  assert.ok(chain.startsWith(`${shrink(squarePixels(), { width: 1280 })},crop=`), chain)
+  // The prescale's size of a frame of the probe's shape, and 8 px: 640 px tiles of 4096x16 are 2 px tall.
+  assert.deepEqual(boundFor({ width: 4096, height: 16 }, { width: 640 }, 'crop'), { width: 1288, height: 13, fit: 'crop' })
+  assert.deepEqual(boundFor({ width: 320, height: 180 }, { width: 640, height: 640 }, 'inside'), { width: 328, height: 188, fit: 'inside' })
 })
