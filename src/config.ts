@@ -14,6 +14,8 @@ import { parseAllowedSources } from './sources/url-policy.ts'
 export const CONFIG_SCHEMA = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'address to bind' }),
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'serve GET /metrics on this port, on a listener of its own, and no longer on PORT (0: on PORT, with the API)' }),
+  METRICS_HOST: Type.String({ default: '', description: 'address the METRICS_PORT listener binds (empty: as HOST); 127.0.0.1 keeps it to this host, but a Prometheus that scrapes the pod IP needs 0.0.0.0' }),
   API_KEYS: Type.String({ default: '', description: 'comma-separated bearer keys for /api/*; empty: one is generated and logged at start' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level' }),
   EXECUTION_MODE: Type.Enum(['pool', 'inline'], { default: 'pool', description: 'pool: jobs run in worker threads; inline: on the main thread (for comparison only)' }),
@@ -61,6 +63,9 @@ type Env = Static<typeof CONFIG_SCHEMA>
 export interface Config {
   readonly port: number
   readonly host: string
+  /** 0: /metrics is served on `port`. */
+  readonly metricsPort: number
+  readonly metricsHost: string
   readonly apiKeys: readonly string[]
   readonly apiKeyGenerated: boolean
   readonly logLevel: string
@@ -138,6 +143,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   return Object.freeze({
     port: parsed.PORT,
     host: parsed.HOST,
+    metricsPort: parsed.METRICS_PORT,
+    metricsHost: parsed.METRICS_HOST === '' ? parsed.HOST : parsed.METRICS_HOST,
     apiKeys: Object.freeze(apiKeys),
     apiKeyGenerated,
     logLevel: parsed.LOG_LEVEL,
