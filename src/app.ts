@@ -64,7 +64,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
   await fastify.register(errorHandler)
   // Before any route: swagger collects them as they are added.
   await fastify.register(docs)
-  await fastify.register(metrics)
+  await fastify.register(metrics, { serve: config.metricsPort === 0 ? 'api' : 'own-listener' })
   await fastify.register(lifecycle)
   await fastify.register(admission, { config })
   await fastify.register(tempFiles, { config })

@@ -14,6 +14,8 @@ import { parseAllowedSources } from './sources/url-policy.ts'
 export const CONFIG_SCHEMA = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'address to bind' }),
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'serve GET /metrics on this port, on a listener of its own, and no longer on PORT (0: on PORT, with the API)' }),
+  METRICS_HOST: Type.String({ default: '', description: 'address the METRICS_PORT listener binds (empty: as HOST); 127.0.0.1 keeps it to this host, but a Prometheus that scrapes the pod IP needs 0.0.0.0' }),
   API_KEYS: Type.String({ default: '', description: 'comma-separated bearer keys for /api/*; empty: one is generated and logged at start' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level' }),
   EXECUTION_MODE: Type.Enum(['pool', 'inline'], { default: 'pool', description: 'pool: jobs run in worker threads; inline: on the main thread (for comparison only)' }),
@@ -31,6 +33,7 @@ export const CONFIG_SCHEMA = Type.Object({
   MEMORY_SPOOL_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16777216, description: 'image sources up to this size stay in memory; larger ones and all videos go to a temp file' }),
   ALLOWED_SOURCES: Type.String({ default: '', description: 'comma-separated URL prefixes that URL sources must start with (empty: any public URL)' }),
   FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'a URL source must be fetched completely within this time (a video read by ranges: each range request)' }),
+  FETCH_MIN_BYTES_PER_SECOND: Type.Integer({ minimum: 0, maximum: 1073741824, default: 16384, description: 'a URL source must arrive at least this fast, over every 2 s window after its headers, or its fetch is cut with 502 SOURCE_FETCH_FAILED and its slot freed (0: off)' }),
   MAX_CONCURRENT_FETCHES: Type.Integer({ minimum: 1, maximum: 1024, default: 16, description: 'URL sources fetched at once; past it, 503 OVERLOADED before fetching (each holds up to MEMORY_SPOOL_BYTES in memory)' }),
   MAX_RANGE_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 268435456, description: 'a remote video read by range requests may cost at most this many bytes from its origin, per request to thumbd (413 past it)' }),
   MAX_RANGE_REQUESTS: Type.Integer({ minimum: 0, maximum: 100000, default: 500, description: 'and at most this many range requests (0: remote videos are always downloaded whole, within MAX_SOURCE_BYTES)' }),
@@ -60,6 +63,9 @@ type Env = Static<typeof CONFIG_SCHEMA>
 export interface Config {
   readonly port: number
   readonly host: string
+  /** 0: /metrics is served on `port`. */
+  readonly metricsPort: number
+  readonly metricsHost: string
   readonly apiKeys: readonly string[]
   readonly apiKeyGenerated: boolean
   readonly logLevel: string
@@ -82,6 +88,7 @@ export interface Config {
   readonly allowedSources: readonly string[]
   readonly fetchTimeoutMs: number
   readonly maxConcurrentFetches: number
+  readonly fetchMinBytesPerSecond: number
   readonly allowPrivateSources: boolean
   readonly ffmpegPath: string
   readonly ffprobePath: string
@@ -136,6 +143,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   return Object.freeze({
     port: parsed.PORT,
     host: parsed.HOST,
+    metricsPort: parsed.METRICS_PORT,
+    metricsHost: parsed.METRICS_HOST === '' ? parsed.HOST : parsed.METRICS_HOST,
     apiKeys: Object.freeze(apiKeys),
     apiKeyGenerated,
     logLevel: parsed.LOG_LEVEL,
@@ -158,6 +167,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     allowedSources: Object.freeze(list(parsed.ALLOWED_SOURCES)),
     fetchTimeoutMs: parsed.FETCH_TIMEOUT_MS,
     maxConcurrentFetches: parsed.MAX_CONCURRENT_FETCHES,
+    fetchMinBytesPerSecond: parsed.FETCH_MIN_BYTES_PER_SECOND,
     allowPrivateSources: parsed.ALLOW_PRIVATE_SOURCES,
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,

@@ -4,6 +4,7 @@ import './v8-flags.ts'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
 import { ConfigError, applyRuntimeDefaults, loadConfig, type Config } from './config.ts'
+import { metricsServer } from './plugins/metrics.ts'
 
 let config: Config
 try {
@@ -16,6 +17,8 @@ try {
 applyRuntimeDefaults(config)
 
 const app = await buildApp(config)
+// METRICS_PORT: /metrics on a listener of its own (and not on PORT), so that it can be closed off at the network.
+const metrics = config.metricsPort === 0 ? undefined : metricsServer(app.metrics)
 // Past the grace period and the cleanup margin, close-with-grace exits 1 rather than hang.
 closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
@@ -23,8 +26,13 @@ closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, asyn
   const drained = await app.drain(config.shutdownGraceMs)
   if (!drained) app.log.warn('grace period over: cancelling the jobs still running')
   await app.close()
+  await metrics?.close()
   app.log.info('closed')
 })
 await app.listen({ port: config.port, host: config.host })
+if (metrics !== undefined) {
+  const address = await metrics.listen({ port: config.metricsPort, host: config.metricsHost })
+  app.log.info(`metrics listening at ${address}/metrics`)
+}
 // Logged once so that `npm start` works out of the box (DESIGN.md); a warning, as a deployment must set API_KEYS.
 if (config.apiKeyGenerated) app.log.warn(`API_KEYS is not set: this run accepts the generated key ${config.apiKeys[0]} (for development: set API_KEYS for any other use)`)

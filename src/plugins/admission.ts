@@ -1,6 +1,6 @@
 // Admission control: the queue is bounded by expected wait, not by count. Each job submitted to the pool
-// reserves the recent mean run time of its kind (of every run: failed and timed-out ones too) until it is
-// done; a request whose wait (reserved work / threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and
+// reserves the recent mean run time of its kind (of every run: failed and timed-out ones too, and runs their
+// client cut short as a lower bound) until it is done; a request whose wait (reserved work / threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and
 // a Retry-After from that estimate.
 // Checked twice: in onRequest, before any body byte is read, so most refusals cost almost nothing; and when
 // the job is submitted, after intake. Only jobs reserve: a client still uploading (slowly, maybe: a phone on
@@ -28,6 +28,8 @@ declare module 'fastify' {
       reserve (kind: JobKind): () => void
       /** Feeds a finished job's run time (ok, failed or timed out; its thread time) into its kind's estimate. */
       record (kind: JobKind, runMs: number): void
+      /** Feeds a run cut short (its client left) as a lower bound: raises the estimate to it, never lowers it. */
+      recordAtLeast (kind: JobKind, runMs: number): void
       expectedWaitMs (): number
     }
   }
@@ -77,5 +79,11 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     estimateMs[kind] += ALPHA * (Math.min(runMs, config.jobTimeoutMs) - estimateMs[kind])
   }
 
-  app.decorate('admission', { admit, reserve, record, expectedWaitMs })
+  function recordAtLeast (kind: JobKind, runMs: number) {
+    // It would have cost at least this much: a client that starts costly jobs and leaves must not keep the
+    // estimate low, and one that leaves at once (a short run) must not talk it down.
+    if (Math.min(runMs, config.jobTimeoutMs) > estimateMs[kind]) record(kind, runMs)
+  }
+
+  app.decorate('admission', { admit, reserve, record, recordAtLeast, expectedWaitMs })
 }, { name: 'admission', dependencies: ['metrics'] })

@@ -128,12 +128,12 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
       ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
       : dispatch!(envelope)
     // Every attempt that ran its course teaches admission its cost, failed or timed out as well as ok: jobs
-    // that fail slowly must raise the expected wait too. A run cut short by its client leaving says nothing of
-    // its cost (and would let a client that leaves at once talk the estimate down); one cancelled at the
-    // main thread's deadline cost all of it.
+    // that fail slowly must raise the expected wait too. A run cut short by its client leaving would have cost
+    // at least what it ran: a lower bound, so that a client that leaves at once cannot talk the estimate down,
+    // nor one that starts costly jobs and leaves keep it low. One cancelled at the main thread's deadline cost all of it.
     const settled = pending.then(outcome => {
       const cut = !outcome.ok && outcome.error.code === 'CANCELLED' && outcome.workMs < config.jobTimeoutMs
-      if (outcome.workMs > 0 && !cut) app.admission.record(envelope.task.kind, outcome.workMs / seat.sharers)
+      if (outcome.workMs > 0) app.admission[cut ? 'recordAtLeast' : 'record'](envelope.task.kind, outcome.workMs / seat.sharers)
     }, () => {}).finally(() => pairing.leave(seat))
     inFlight.set(job, { control: envelope.control, settled })
     return pending

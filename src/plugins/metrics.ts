@@ -1,5 +1,6 @@
 // Every counter and gauge thumbd keeps, in one place, exported as Prometheus text on GET /metrics.
 // One registry per app instance (tests build several apps in one process).
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 export type { OutcomeLabel as JobOutcomeLabel } from '../../contract/error-codes.ts'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
@@ -33,6 +34,8 @@ export function createMetrics () {
 export type Metrics = ReturnType<typeof createMetrics> & {
   /** Gauges that are read at scrape time (pool figures) register their refresh here. */
   beforeScrape (refresh: () => void): void
+  /** The exposition text, gauges refreshed. */
+  scrape (): Promise<{ contentType: string, text: string }>
 }
 
 declare module 'fastify' {
@@ -41,9 +44,21 @@ declare module 'fastify' {
   }
 }
 
-export default fp(async (app) => {
+export interface MetricsOptions {
+  /** Where GET /metrics is served: 'api' (the app's own routes) or 'own-listener' (server.ts, METRICS_PORT). */
+  serve: 'api' | 'own-listener'
+}
+
+export default fp<MetricsOptions>(async (app, { serve }) => {
   const refreshers: Array<() => void> = []
-  const metrics: Metrics = { ...createMetrics(), beforeScrape: refresh => { refreshers.push(refresh) } }
+  const metrics: Metrics = {
+    ...createMetrics(),
+    beforeScrape: refresh => { refreshers.push(refresh) },
+    scrape: async () => {
+      for (const refresh of refreshers) refresh()
+      return { contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }
+    }
+  }
   app.decorate('metrics', metrics)
 
   app.addHook('onResponse', async (request, reply) => {
@@ -52,8 +67,23 @@ export default fp(async (app) => {
     metrics.httpDuration.observe({ method: request.method, route, status_code: reply.statusCode }, reply.elapsedTime / 1000)
   })
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics (text exposition format)', tags: ['health'] } }, async (_request, reply) => {
-    for (const refresh of refreshers) refresh()
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
-  })
+  // On a listener of its own, /metrics is not on the API port at all: the build and sandbox state it shows
+  // (thumbd_tools_info) reach only whoever reaches that port.
+  if (serve === 'api') app.get('/metrics', { schema: METRICS_ROUTE_SCHEMA }, metricsHandler(metrics))
 }, { name: 'metrics' })
+
+const METRICS_ROUTE_SCHEMA = { summary: 'Prometheus metrics (text exposition format)', tags: ['health'] }
+
+function metricsHandler (metrics: Metrics) {
+  return async (_request: FastifyRequest, reply: FastifyReply) => {
+    const { contentType, text } = await metrics.scrape()
+    return reply.type(contentType).send(text)
+  }
+}
+
+/** The METRICS_PORT listener: GET /metrics and nothing else (server.ts listens on it and closes it). */
+export function metricsServer (metrics: Metrics): FastifyInstance {
+  const server = Fastify({ logger: false })
+  server.get('/metrics', metricsHandler(metrics))
+  return server
+}

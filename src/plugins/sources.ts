@@ -9,7 +9,8 @@ import fp from 'fastify-plugin'
 import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
-import { createFetcher, discard, fetchError } from '../sources/fetch-source.ts'
+import { createFetcher, discard, fetchError, type FetchedBody, type RangeHeaders } from '../sources/fetch-source.ts'
+import { paceBody } from '../sources/fetch-pace.ts'
 import { fromFirstRange } from '../sources/first-range.ts'
 import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
 import { startRangeReader } from '../sources/range-reader.ts'
@@ -142,7 +143,12 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return spool(stream, { ...limits, maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir, runDigestTask: app.runDigestTask })
   }
 
-  /** URL sources being fetched now: at most MAX_CONCURRENT_FETCHES, so at most that many MEMORY_SPOOL_BYTES in memory. */
+  /**
+   * URL sources being fetched now: at most MAX_CONCURRENT_FETCHES, so fetches in progress hold at most that many
+   * MEMORY_SPOOL_BYTES. A fetched source leaves the count when its bytes are in, yet stays in memory until its
+   * request ends (its job queued and run): the memory of fetched sources is bounded by admission and the
+   * pressure limits, not by this count.
+   */
   let fetching = 0
 
   /**
@@ -164,18 +170,24 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 
   async function fetchAdmitted (url: string, signal: AbortSignal | undefined, { remoteVideos = false, ...digests }: FetchOptions): Promise<SpooledSource> {
     const timeout = AbortSignal.timeout(config.fetchTimeoutMs)
-    const fetchSignal = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
+    // A body below FETCH_MIN_BYTES_PER_SECOND gives its slot back at once, with the source's 502.
+    const tooSlow = new AbortController()
+    const fetchSignal = AbortSignal.any(signal === undefined ? [timeout, tooSlow.signal] : [timeout, tooSlow.signal, signal])
+    const fetch = async (target: string | URL, headers: RangeHeaders = {}): Promise<FetchedBody> => {
+      const fetched = await fetcher.fetchSource(target, fetchSignal, headers)
+      return { ...fetched, body: paceBody(fetched.body, config.fetchMinBytesPerSecond, err => tooSlow.abort(err)) }
+    }
     try {
       // "bytes=0-" asks for the whole file all the same: a server that ignores Range answers 200 with it.
       const ranged = remoteVideos && rangeReader !== undefined
-      const fetched = await fetcher.fetchSource(url, fetchSignal, ranged ? { range: 'bytes=0-' } : {})
+      const fetched = await fetch(url, ranged ? { range: 'bytes=0-' } : {})
       if (fetched.statusCode === 416) { // no byte 0 (an empty file), or a server confused by ranges: ask plainly
         discard(fetched.body)
-        return await spoolWithLimits((await fetcher.fetchSource(url, fetchSignal)).body, digests)
+        return await spoolWithLimits((await fetch(url)).body, digests)
       }
       if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
       return await fromFirstRange(fetched, fetchSignal, {
-        fetch: fetcher.fetchSource,
+        fetch: (target, _signal, headers) => fetch(target, headers),
         reader: rangeReader,
         remoteFromBytes: config.rangeReadMinBytes,
         maxSourceBytes: config.maxSourceBytes,

@@ -170,3 +170,46 @@ test('admission learns from jobs that time out: while such jobs hold the only th
   freeze()
   await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 10_000, 'every decoder to be killed')
 })
+
+test('admission learns from runs their clients cut short: a client that starts costly jobs and leaves raises the estimate, so the next request is refused 503, not admitted to wait', async (t) => {
+  const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '500' })
+  const base = await listen(app)
+  const slow = await media('slow-seek')
+  // Each job's decoder is frozen as soon as it is seen: the job holds the thread as a costly input would.
+  const frozen = new Set<number>()
+  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
+  const freeze = () => {
+    for (const { pid } of decoderProcesses()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
+    return frozen.size
+  }
+  const idle = () => app.jobs.stats().running + app.jobs.stats().queued === 0
+  const start = () => {
+    const client = new AbortController()
+    return { client, reply: upload(base, 'thumbnail', slow, '?at=8', client.signal).catch(err => err as Error) }
+  }
+  // Two clients, one after the other, each leaving after its job held the thread 2 s.
+  for (const n of [1, 2]) {
+    const before = frozen.size
+    const { client, reply } = start()
+    await waitFor(() => freeze() > before, 40_000, `job ${n}'s decoder to start`)
+    await new Promise(resolve => setTimeout(resolve, 2000))
+    client.abort()
+    assert.equal((await reply as Error).name, 'AbortError')
+    await waitFor(idle, 10_000, `job ${n} to be done`)
+  }
+  // One more holds the thread: its expected cost is now at least what the cut runs ran (before: the 300 ms a
+  // thumbnail starts with, under MAX_QUEUE_WAIT_MS, as runs cut by their clients taught admission nothing).
+  const before = frozen.size
+  const holder = start()
+  await waitFor(() => freeze() > before, 40_000, 'the third job\'s decoder to start')
+  const started = Date.now()
+  const next = upload(base, 'thumbnail', await media('mp4-h264'))
+  const answer = await Promise.race([next, new Promise(resolve => setTimeout(resolve, 5000, undefined))]) as Awaited<typeof next> | undefined
+  holder.client.abort()
+  const { status, body } = answer ?? await next
+  assert.equal(status, 503, `admitted to wait behind it: ${status} after ${Date.now() - started} ms`)
+  assert.equal(JSON.parse(body.toString()).code, 'THUMBD_OVERLOADED')
+  await holder.reply
+  await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 10_000, 'every decoder to be killed')
+  assert.deepEqual(leftoverTempFiles(app), [])
+})

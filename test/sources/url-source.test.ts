@@ -145,6 +145,39 @@ describe('URL sources with ALLOW_PRIVATE_SOURCES=true (the test server is on loo
     assert.equal((await photo(7)).statusCode, 200, 'a slot is free again once a fetch is done')
     assert.match((await app.inject({ url: '/metrics' })).body, /thumbd_shed_total\{reason="fetches"\} 4\n/)
   })
+
+  test('origins that drip below FETCH_MIN_BYTES_PER_SECOND are cut with 502 within a few seconds, so their slots serve other clients again', async (t) => {
+    const jpeg = await media('jpeg')
+    let open = 0
+    // /slow: a JPEG's first bytes, then 1 byte a second (as the red team's origin did); anything else: a whole photo.
+    const dripping = await origin((req, res) => {
+      if (!req.url!.startsWith('/slow')) return res.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg)
+      open++
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': '100000' })
+      res.write(jpeg.subarray(0, 3))
+      const timer = setInterval(() => res.write(Buffer.from([0])), 1000)
+      res.on('close', () => { clearInterval(timer); open-- })
+    })
+    t.after(() => { dripping.server.closeAllConnections(); dripping.server.close() })
+    const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${dripping.base}/`, MAX_CONCURRENT_FETCHES: '4', FETCH_TIMEOUT_MS: '60000' })
+    const started = Date.now()
+    const drippers = [1, 2, 3, 4].map(n => postUrl(app, `${dripping.base}/slow?${n}`))
+    await waitFor(() => open === 4, 5000, 'the drippers to hold every slot')
+    assert.equal((await postUrl(app, `${dripping.base}/photo.jpg`)).statusCode, 503, 'every slot is held meanwhile')
+    // Before: each held its slot for all of FETCH_TIMEOUT_MS (60 s here), and every other URL got 503.
+    const cut = await Promise.race([Promise.all(drippers), sleep(10_000).then(() => 'still held')])
+    assert.notEqual(cut, 'still held', 'the drippers were cut long before FETCH_TIMEOUT_MS')
+    for (const res of cut as Awaited<ReturnType<typeof postUrl>>[]) {
+      assert.equal(res.statusCode, 502, res.body)
+      assert.equal(res.json().code, 'THUMBD_SOURCE_FETCH_FAILED')
+      assert.match(res.json().message, /less than 16384 bytes\/s/)
+    }
+    assert.ok(Date.now() - started < 10_000)
+    await waitFor(() => open === 0, 5000, 'the dripping connections to close')
+    const others = await Promise.all([1, 2, 3, 4].map(n => postUrl(app, `${dripping.base}/photo-${n}.jpg`, { width: 64 })))
+    assert.deepEqual(others.map(res => res.statusCode), [200, 200, 200, 200])
+    assert.deepEqual(leftoverTempFiles(app), [])
+  })
 })
 
 describe('URL sources with ALLOW_PRIVATE_SOURCES=false', () => {

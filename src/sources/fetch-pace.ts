@@ -1,0 +1,36 @@
+// The byte-rate floor of a URL fetch. A fetch holds one of MAX_CONCURRENT_FETCHES slots: an origin that drips
+// (1 byte a second, say) would hold it for all of FETCH_TIMEOUT_MS, and 16 of them would turn every other URL
+// source away with 503. Counted where the body is read (src/plugins/sources.ts spools it as fast as it comes).
+import { Transform, type Readable, pipeline } from 'node:stream'
+import { errors } from '../errors.ts'
+
+/** The floor is checked over windows this long, from the moment the headers arrived. */
+export const FETCH_RATE_WINDOW_MS = 2000
+
+/**
+ * The body, counted: a window that brings less than `minBytesPerSecond` calls `tooSlow` with the catalogue's
+ * error (502 SOURCE_FETCH_FAILED), which should abort the fetch. 0 turns the floor off.
+ */
+export function paceBody (body: Readable, minBytesPerSecond: number, tooSlow: (err: Error) => void): Readable {
+  if (minBytesPerSecond === 0) return body
+  const floorPerWindow = minBytesPerSecond * FETCH_RATE_WINDOW_MS / 1000
+  let arrived = 0
+  const counted = new Transform({
+    transform (chunk: Buffer, _encoding, done) {
+      arrived += chunk.length
+      done(null, chunk)
+    }
+  })
+  const timer = setInterval(() => {
+    if (arrived >= floorPerWindow) {
+      arrived = 0
+      return
+    }
+    clearInterval(timer)
+    tooSlow(new errors.SourceFetchFailed(`the source sent less than ${minBytesPerSecond} bytes/s (FETCH_MIN_BYTES_PER_SECOND)`))
+  }, FETCH_RATE_WINDOW_MS).unref()
+  // Either side's end or failure ends the count (and destroys the other side).
+  pipeline(body, counted, () => clearInterval(timer))
+  counted.on('close', () => clearInterval(timer))
+  return counted
+}
