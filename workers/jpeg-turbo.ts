@@ -60,15 +60,23 @@ function bind (): TurboJpeg {
   const readHeader = lib.func('int tjDecompressHeader3(void *, const uint8_t *, unsigned long, _Out_ int *, _Out_ int *, _Out_ int *, _Out_ int *)')
   const decompress = lib.func('int tjDecompress2(void *, const uint8_t *, unsigned long, uint8_t *, int, int, int, int, int)')
   const errorText = lib.func('const char *tjGetErrorStr2(void *)')
-  // One decompressor per thread, for the thread's life: jobs in a thread run one at a time.
-  const handle = init()
-  if (handle === null || handle === 0n) throw new Error('tjInitDecompress failed')
-  const fail = (what: string) => new Error(`libturbojpeg ${what}: ${String(errorText(handle))}`)
+  const destroy = lib.func('int tjDestroy(void *)')
+  // A decompressor per call (microseconds): a pool thread that ends leaves none behind.
+  const withHandle = <T>(what: string, use: (handle: unknown) => number, result: () => T): T => {
+    const handle = init()
+    if (handle === null || handle === 0n) throw new Error('tjInitDecompress failed')
+    try {
+      // Any -1, a warning included (TJERR_WARNING): sharp's failOn: 'warning' refuses those too.
+      if (use(handle) !== 0) throw new Error(`libturbojpeg ${what}: ${String(errorText(handle))}`)
+      return result()
+    } finally {
+      destroy(handle)
+    }
+  }
   return {
     header (bytes) {
       const [w, h, s, c] = [[0], [0], [0], [0]]
-      if (readHeader(handle, bytes, bytes.length, w, h, s, c) !== 0) throw fail('header')
-      return { width: w[0]!, height: h[0]!, subsampling: s[0]!, colourspace: c[0]! }
+      return withHandle('header', handle => readHeader(handle, bytes, bytes.length, w, h, s, c), () => ({ width: w[0]!, height: h[0]!, subsampling: s[0]!, colourspace: c[0]! }))
     },
     decode (bytes, header, shrink) {
       // TJSCALED: libjpeg's scaled size, the same as libvips' jpegload with shrink.
@@ -77,8 +85,7 @@ function bind (): TurboJpeg {
       const channels = header.colourspace === TJCS.GRAY ? 1 : 3
       const data = Buffer.allocUnsafe(width * height * channels)
       const flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
-      if (decompress(handle, bytes, bytes.length, data, width, 0, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, flags) !== 0) throw fail('decode')
-      return { data, width, height, channels }
+      return withHandle('decode', handle => decompress(handle, bytes, bytes.length, data, width, 0, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, flags), () => ({ data, width, height, channels: channels as 1 | 3 }))
     }
   }
 }
