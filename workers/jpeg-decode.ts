@@ -3,7 +3,7 @@
 // as raw pixels, the EXIF orientation applied after the resize as sharp applies it. Only for what raw pixels
 // lose nothing of: an 8-bit YCbCr/RGB or grey JPEG in memory, untagged or with an sRGB profile (which thumbd
 // drops anyway), reduced at least 2 times. Everything else, and any decode that fails (a corrupt or truncated
-// JPEG, a scan bomb, 12-bit, CMYK), takes sharp's path unchanged, which gives the same reply as before.
+// JPEG, a scan bomb, 12-bit, CMYK, arithmetic coding), takes sharp's path unchanged: the same reply as before.
 import sharp, { type ResizeOptions, type Sharp } from 'sharp'
 import { TJCS, turbojpeg } from './jpeg-turbo.ts'
 import { jpegShrink, orientable, orientationSteps, storedResize, type ResizeArgs } from './jpeg-scale.ts'
@@ -39,6 +39,8 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
   const shrink = jpegShrink([facts.width, facts.height], facts.orientation, resize, rule)
   // No shrink on load: the whole picture would sit in one buffer, where libvips streams it by strips.
   if (shrink < 2) return undefined
+  const frame = frameMarker(bytes)
+  if (frame === undefined || frame > 0xc2) return undefined
   const tj = turbojpeg()
   if (tj === undefined) return undefined
   let decoded
@@ -65,6 +67,23 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
       if (steps.angle !== 0) pipeline.rotate(steps.angle)
     }
   }
+}
+
+/**
+ * The JPEG's frame marker (SOFn), from its segments before the first scan; undefined if none is found there.
+ * Only Huffman-coded frames (baseline, extended, progressive: SOF0-2) are taken: arithmetic-coded ones
+ * (SOF9-11) and the lossless and hierarchical ones stay with sharp.
+ */
+export function frameMarker (bytes: Uint8Array): number | undefined {
+  let at = 2
+  while (at + 4 <= bytes.length && bytes[at] === 0xff) {
+    const marker = bytes[at + 1]!
+    if (marker === 0xff) { at++; continue }
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return marker
+    if (marker === 0xda) return undefined
+    at += 2 + ((bytes[at + 2]! << 8) | bytes[at + 3]!)
+  }
+  return undefined
 }
 
 function eligible ({ format, space, channels, profileUsed }: SourceFacts): boolean {

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { render } from '../../workers/image.ts'
-import { turboDecodes } from '../../workers/jpeg-decode.ts'
+import { frameMarker, turboDecodes } from '../../workers/jpeg-decode.ts'
 import { jpegShrink } from '../../workers/jpeg-scale.ts'
 import { turbojpeg } from '../../workers/jpeg-turbo.ts'
 import type { ImageOptions, JobContext, JobSettings } from '../../contract/types.ts'
@@ -98,6 +98,18 @@ test('EXIF orientations applied as sharp applies them', async () => {
   assert.equal(await sameAsSharp(await turned(7), options({ width: 320, fit: 'outside', height: 100 })), 1)
   // A quarter turn cropped to both sides: sharp's own path (its crop is to the turned sides).
   assert.equal(await sameAsSharp(o6, options({ width: 320, height: 320, fit: 'cover' })), 0)
+})
+
+test('an arithmetic-coded JPEG (jpegtran -arithmetic) takes sharp\'s path', async (t) => {
+  const p420 = await photo('yuvj420p')
+  const arithmetic = await new Promise<Buffer>((resolve, reject) => {
+    const child = execFile('jpegtran', ['-arithmetic'], { encoding: 'buffer', maxBuffer: 64 << 20 }, (err, stdout) => err === null ? resolve(stdout) : reject(err))
+    child.stdin!.end(p420)
+  }).catch(() => undefined)
+  if (arithmetic === undefined) return t.skip('jpegtran (libjpeg-turbo-progs) is not installed')
+  assert.equal(frameMarker(p420), 0xc0)
+  assert.equal(frameMarker(arithmetic), 0xc9)
+  assert.equal(await sameAsSharp(arithmetic, options({ width: 320 })), 0)
 })
 
 test('a truncated JPEG: the same refusal as through sharp, nothing decoded by libturbojpeg', async () => {
