@@ -11,6 +11,8 @@ if ! pkg-config --exists libheif libpng 2>/dev/null; then packages="$packages li
 if ! command -v heif-enc >/dev/null 2>&1; then packages="$packages libheif-examples"; fi
 # libturbojpeg decodes reduced JPEGs for less CPU (JPEG_DECODER=turbojpeg; without it sharp decodes them).
 if ! ldconfig -p 2>/dev/null | grep -q 'libturbojpeg\.so\.0'; then packages="$packages libturbojpeg0"; fi
+# jpegtran makes the tests' arithmetic-coded JPEG.
+if ! command -v jpegtran >/dev/null 2>&1; then packages="$packages libjpeg-turbo-progs"; fi
 # The tests open docs/examples/img-tags.html in a real browser.
 if ! command -v chromium >/dev/null 2>&1; then packages="$packages chromium"; fi
 if [ -z "$packages" ]; then
