@@ -85,7 +85,9 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
   const names = (await readdir(photos)).filter(name => /\.jpe?g$/i.test(name)).sort()
   if (names.length === 0) throw new Error(`no .jpg photos in ${photos}`)
   const statics = await startStaticServer(photos)
-  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+  // JPEG_DECODER and JPEG_SHRINK pass through, to measure both decoders and both scales against the same peer.
+  const jpeg = Object.fromEntries(['JPEG_DECODER', 'JPEG_SHRINK'].flatMap(name => process.env[name] === undefined ? [] : [[name, process.env[name]!]]))
+  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...jpeg })
   const peer = await startImgproxy(imgproxy)
   // CPU per thumbnail, besides ok/s: on 2 shared cores a rate moves with whatever else runs (the client, the
   // origin, the VM's neighbours), the CPU each server spends per answer much less.
@@ -100,7 +102,9 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
   try {
     for (const name of names) {
       const photo = await readFile(join(photos, name))
-      const { width = 0, height = 0 } = await sharp(photo).metadata()
+      // The photo's own sides under other names: `width` is the thumbnail's (it was shadowed here, and every
+      // run since --width thumbnailed the photo at its full width).
+      const { width: photoWidth = 0, height: photoHeight = 0 } = await sharp(photo).metadata()
       for (const format of ['jpeg', 'webp']) {
         const source = `${statics.base}/${encodeURIComponent(name)}`
         const auth = { authorization: `Bearer ${thumbd.apiKey}` }
@@ -121,7 +125,7 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
         const [thumbdUrl, thumbdUpload, peerFigures] = [medians(figures.thumbdUrl), medians(figures.thumbdUpload), medians(figures.imgproxy)]
         rows.push({
           photo: name,
-          megapixels: width * height / 1e6,
+          megapixels: photoWidth * photoHeight / 1e6,
           format,
           thumbdUrl,
           thumbdUpload,

@@ -7,6 +7,7 @@ import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, f
 import { decodeHeif, type HeifResize } from './heif.ts'
 import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
+import { turboDecode, type SourceFacts } from './jpeg-decode.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
@@ -79,45 +80,47 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size: source, colour, header, paletteBits } = await inspect(input, ctx)
+    const { size: source, colour, header, paletteBits, facts } = await inspect(input, ctx)
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
     const before = needsBefore(ops)
     // That pass works on one frame's raw pixels: an animation asked for it keeps its still first frame.
     const frames = before ? 1 : framesKept(header, options)
+    // GET URLs size as imgproxy does; undefined: no resize at all.
+    const sizingOf = (size: [number, number]): ImageOptions & SharpResize => options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
+    // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
+    // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
+    // A GET URL's background flattens every format, as imgproxy does whenever bg is set.
+    const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
+    const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
+    const resizeOf = (sizing: ImageOptions & SharpResize) => {
+      if (sizing.width === undefined && sizing.height === undefined) return undefined
+      const placed = placesCrop(options, sizing)
+      // GET URLs: fill to the scaled size; afterResize places the crop as imgproxy does.
+      return { width: placed ? sizing.scaled![0] : sizing.width, height: placed ? sizing.scaled![1] : sizing.height, fit: placed ? 'fill' as const : sizing.fit, position: options.position, background, withoutEnlargement: sizing.withoutEnlargement }
+    }
+    // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
+    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const { pipeline, size } = before
       ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
-      : { pipeline: open(input, ctx, colour, frames > 1).rotate(), size: source }
+      : { pipeline: turbo?.pipeline ?? open(input, ctx, colour, frames > 1).rotate(), size: source }
     pipeline.timeout({ seconds })
-    // GET URLs size as imgproxy does; undefined: no resize at all.
-    const sizing: ImageOptions & SharpResize = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
+    const sizing = sizingOf(size)
     const [width, height] = outputSize(size, sizing)
     if (width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE) {
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
     checkAnimationOutput(frames, width, height, ctx.settings)
     if (colour === 'keep' && !before) pipeline.keepIccProfile()
-    // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
-    // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
-    // A GET URL's background flattens every format, as imgproxy does whenever bg is set.
-    const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
-    const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
     if (frames > 1 && needsFirstFrameCrop(sizing)) {
       // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
       applyCrop(pipeline, sizing, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
-    } else if (sizing.width !== undefined || sizing.height !== undefined) {
-      const placed = placesCrop(options, sizing)
-      pipeline.resize({
-        // GET URLs: fill to the scaled size; afterResize places the crop as imgproxy does.
-        width: placed ? sizing.scaled![0] : sizing.width,
-        height: placed ? sizing.scaled![1] : sizing.height,
-        fit: placed ? 'fill' : sizing.fit,
-        position: options.position,
-        background,
-        withoutEnlargement: sizing.withoutEnlargement
-      })
+    } else {
+      const resize = resizeOf(sizing)
+      if (resize !== undefined && turbo !== undefined) turbo.resize(pipeline, resize)
+      else if (resize !== undefined) pipeline.resize(resize)
     }
     const [outW, outH] = options.url === undefined ? [width, height] : afterResize(pipeline, options, sizing, [width, height], background)
     if (outW > MAX_OUTPUT_SIDE || outH > MAX_OUTPUT_SIDE) throw new JobError('BAD_OPTIONS', `the output would be ${outW}x${outH} px; at most ${MAX_OUTPUT_SIDE} px per side`)
@@ -137,14 +140,16 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
 }
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number }> {
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts }> {
   if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
   const header = { frames: meta.pages ?? 1, width: w, height: h, orientation: meta.orientation ?? 1 }
   checkAnimationInput(header, ctx.settings)
-  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour: colourHandling(meta), header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined }
+  const colour = colourHandling(meta)
+  const facts = { format: meta.format, space: meta.space, channels: meta.channels, width: w, height: h, orientation: header.orientation, profileUsed: meta.icc !== undefined && colour !== 'untagged' }
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

@@ -80,6 +80,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     heifDecodePath: app.mediaTools.heifDecode,
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
+    jpegDecoder: config.jpegDecoder === 'turbojpeg' && app.mediaTools.turbojpeg ? 'turbojpeg' : 'sharp',
+    jpegShrink: config.jpegShrink,
     maxVideoSeconds: config.maxVideoSeconds,
     maxAnimationFrames: config.maxAnimationFrames,
     // Set per job in run(): one decoder thread while jobs share the cores, all of them for a job alone.

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { detectTools, type DetectedTools } from '../../workers/tools/index.ts'
+import { turbojpegMissing } from '../../workers/jpeg-turbo.ts'
 
 export interface MediaTools {
   /** What every ffmpeg/ffprobe run gets: the decoder sandbox (workers/tools/sandbox.ts), its environment, and the zygote where it loads. */
@@ -16,6 +17,8 @@ export interface MediaTools {
   portConfinement: boolean
   ffmpeg: string | undefined
   ffprobe: string | undefined
+  /** libturbojpeg loads here: JPEG_DECODER=turbojpeg takes effect (workers/jpeg-decode.ts). */
+  turbojpeg: boolean
   /** Both tools answered: video jobs can run. */
   video: boolean
   missing: string[]
@@ -38,12 +41,15 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (heifDecode === undefined) app.log.warn('native/heif-decode is not built (libheif-dev, libpng-dev and pkg-config at npm ci): HEIC/HEIF photos get 415')
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')
+  const turbojpegError = config.jpegDecoder === 'turbojpeg' ? turbojpegMissing() : 'JPEG_DECODER=sharp'
+  if (config.jpegDecoder === 'turbojpeg' && turbojpegError !== undefined) app.log.warn({ reason: turbojpegError }, 'libturbojpeg does not load (apt-get install libturbojpeg0): JPEGs are decoded by sharp, at more CPU (see docs/benchmarks.md)')
   // The exact build and the sandbox's state tell an attacker which decoder flaws apply here: /metrics (for
   // operators, restricted at the network level) shows them, the open /health does not.
   app.metrics.toolsInfo.set({ ffmpeg: ffmpeg ?? 'none', sandbox: confinement }, 1)
   app.decorate('mediaTools', {
     sandbox,
     heifDecode,
+    turbojpeg: turbojpegError === undefined,
     confinement,
     portConfinement,
     ffmpeg,

@@ -1,0 +1,36 @@
+// node load/jpeg-cpu.ts [--width N] [--format jpeg|webp] [--rounds R] [--repeat N] PHOTO...
+// CPU per thumbnail in one thread, as a pool thread renders it (workers/image.ts), for each JPEG decode:
+// sharp's (JPEG_DECODER=sharp), libturbojpeg's at sharp's scale (turbojpeg) and at imgproxy's
+// (turbojpeg with JPEG_SHRINK=imgproxy). Alternating rounds; prints each round and the medians' ratios.
+import { readFileSync } from 'node:fs'
+import { basename } from 'node:path'
+import { parseArgs } from 'node:util'
+import sharp from 'sharp'
+import { render } from '../workers/image.ts'
+import type { JobContext, JobSettings, OutputFormat } from '../contract/types.ts'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { width: { type: 'string', default: '320' }, format: { type: 'string', default: 'jpeg' }, rounds: { type: 'string', default: '3' }, repeat: { type: 'string', default: '15' } }
+})
+sharp.concurrency(1)
+const modes = { sharp: ['sharp', 'quality'], turbojpeg: ['turbojpeg', 'quality'], 'turbojpeg+imgproxy': ['turbojpeg', 'imgproxy'] } as const
+const cpuMs = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000 }
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!
+
+for (const file of positionals) {
+  const bytes = readFileSync(file)
+  const figures: Record<string, number[]> = {}
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const [name, [jpegDecoder, jpegShrink]] of Object.entries(modes)) {
+      const ctx: JobContext = { settings: { maxInputPixels: 50_000_000, maxAnimationFrames: 100, jpegDecoder, jpegShrink } as JobSettings, signal: new AbortController().signal, deadline: Date.now() + 600_000 }
+      const once = () => render({ bytes }, { width: Number(values.width), fit: 'cover', format: values.format as OutputFormat, quality: 80, withoutEnlargement: true }, ctx)
+      await once()
+      const start = cpuMs()
+      for (let i = 0; i < Number(values.repeat); i++) await once()
+      ;(figures[name] ??= []).push((cpuMs() - start) / Number(values.repeat))
+    }
+  }
+  const base = median(figures.sharp!)
+  console.log(`${basename(file)}, ${values.width} px ${values.format}: ` + Object.entries(figures).map(([name, list]) => `${name} ${list.map(ms => ms.toFixed(1)).join(', ')} ms (${(median(list) / base).toFixed(2)})`).join('; '))
+}

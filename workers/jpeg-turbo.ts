@@ -1,0 +1,91 @@
+// Debian's libturbojpeg (package libturbojpeg0), called through koffi: a JPEG decoded by libjpeg-turbo's
+// scaled IDCT straight into a buffer, without libvips' per-scanline work (docs/benchmarks.md, camera photos).
+// The TurboJPEG 2 API, which libturbojpeg 2.1 (Debian 12) and 3.x both export. Loaded once per thread; a host
+// without the library (or without koffi's prebuilt binary) gets undefined, and images go through sharp.
+import { createRequire } from 'node:module'
+
+// TurboJPEG 2 constants (turbojpeg.h).
+const TJPF_RGB = 0
+const TJPF_GRAY = 6
+/** A warning (truncated or corrupt data) fails the decode, as sharp's failOn: 'warning' does. */
+const TJFLAG_STOPONWARNING = 8192
+/** More than 500 progressive scans fail the decode: a scan bomb costs no more than a photo. */
+const TJFLAG_LIMITSCANS = 32768
+export const TJCS = { RGB: 0, YCbCr: 1, GRAY: 2, CMYK: 3, YCCK: 4 } as const
+
+export interface JpegHeader {
+  width: number
+  height: number
+  /** TJSAMP_*: 0 4:4:4, 1 4:2:2, 2 4:2:0, 3 grey, 4 4:4:0, 5 4:1:1; -1 unknown. */
+  subsampling: number
+  /** TJCS_*. */
+  colourspace: number
+}
+
+export interface TurboJpeg {
+  header: (bytes: Uint8Array) => JpegHeader
+  /** The picture at 1/`shrink` (1, 2, 4 or 8), RGB or grey; throws on any libjpeg warning or error. */
+  decode: (bytes: Uint8Array, header: JpegHeader, shrink: number) => { data: Buffer, width: number, height: number, channels: 1 | 3 }
+}
+
+let loaded: TurboJpeg | null | undefined
+
+/** libturbojpeg in this thread, or undefined where it (or koffi) does not load. */
+export function turbojpeg (): TurboJpeg | undefined {
+  if (loaded === undefined) {
+    try {
+      loaded = bind()
+    } catch {
+      loaded = null
+    }
+  }
+  return loaded ?? undefined
+}
+
+/** Why libturbojpeg does not load here, or undefined if it does: said at start (src/plugins/media-tools.ts). */
+export function turbojpegMissing (): string | undefined {
+  try {
+    bind()
+    return undefined
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err)
+  }
+}
+
+function bind (): TurboJpeg {
+  // koffi is a CommonJS addon; required lazily so that a host without its binary still serves images.
+  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
+  const lib = koffi.load('libturbojpeg.so.0')
+  const init = lib.func('void *tjInitDecompress()')
+  const readHeader = lib.func('int tjDecompressHeader3(void *, const uint8_t *, unsigned long, _Out_ int *, _Out_ int *, _Out_ int *, _Out_ int *)')
+  const decompress = lib.func('int tjDecompress2(void *, const uint8_t *, unsigned long, uint8_t *, int, int, int, int, int)')
+  const errorText = lib.func('const char *tjGetErrorStr2(void *)')
+  const destroy = lib.func('int tjDestroy(void *)')
+  // A decompressor per call (microseconds): a pool thread that ends leaves none behind.
+  const withHandle = <T>(what: string, use: (handle: unknown) => number, result: () => T): T => {
+    const handle = init()
+    if (handle === null || handle === 0n) throw new Error('tjInitDecompress failed')
+    try {
+      // Any -1, a warning included (TJERR_WARNING): sharp's failOn: 'warning' refuses those too.
+      if (use(handle) !== 0) throw new Error(`libturbojpeg ${what}: ${String(errorText(handle))}`)
+      return result()
+    } finally {
+      destroy(handle)
+    }
+  }
+  return {
+    header (bytes) {
+      const [w, h, s, c] = [[0], [0], [0], [0]]
+      return withHandle('header', handle => readHeader(handle, bytes, bytes.length, w, h, s, c), () => ({ width: w[0]!, height: h[0]!, subsampling: s[0]!, colourspace: c[0]! }))
+    },
+    decode (bytes, header, shrink) {
+      // TJSCALED: libjpeg's scaled size, the same as libvips' jpegload with shrink.
+      const width = Math.ceil(header.width / shrink)
+      const height = Math.ceil(header.height / shrink)
+      const channels = header.colourspace === TJCS.GRAY ? 1 : 3
+      const data = Buffer.allocUnsafe(width * height * channels)
+      const flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
+      return withHandle('decode', handle => decompress(handle, bytes, bytes.length, data, width, 0, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, flags), () => ({ data, width, height, channels: channels as 1 | 3 }))
+    }
+  }
+}
