@@ -156,7 +156,7 @@ export interface JobSettings {
   /** JPEG_DECODER: turbojpeg decodes eligible JPEGs through libturbojpeg (workers/jpeg-decode.ts); sharp: all through sharp. */
   jpegDecoder: 'turbojpeg' | 'sharp'
   /** JPEG_SHRINK: the decode scale of a JPEG reduced for its resize: sharp's rule (quality) or imgproxy's (workers/jpeg-scale.ts). */
-  jpegShrink: 'quality' | 'imgproxy'
+  jpegShrink: 'auto' | 'quality' | 'imgproxy'
   maxVideoSeconds: number
   /** Frames of an animated input, or of a preview (MAX_ANIMATION_FRAMES). */
   maxAnimationFrames: number

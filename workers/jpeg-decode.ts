@@ -33,8 +33,10 @@ let decodes = 0
 export const turboDecodes = () => decodes
 
 /** The pipeline of the JPEG's pixels decoded by libturbojpeg, or undefined: sharp decodes it. */
-export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: ResizeArgs | undefined, ctx: JobContext): TurboDecoded | undefined {
-  const { jpegDecoder, jpegShrink: rule } = ctx.settings
+export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: ResizeArgs | undefined, ctx: JobContext, dialect: boolean): TurboDecoded | undefined {
+  const { jpegDecoder, jpegShrink: setting } = ctx.settings
+  // auto: a GET URL in imgproxy's dialect gets imgproxy's pixels (its scale), the API sharp's sharper thumbnail.
+  const rule = setting === 'auto' ? (dialect ? 'imgproxy' : 'quality') : setting
   if (jpegDecoder !== 'turbojpeg' || resize === undefined || !eligible(facts) || !orientable(facts.orientation, resize)) return undefined
   const shrink = jpegShrink([facts.width, facts.height], facts.orientation, resize, rule)
   // No shrink on load: the whole picture would sit in one buffer, where libvips streams it by strips.
