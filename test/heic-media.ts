@@ -15,6 +15,14 @@ export async function makeHeic (dir: string, name: string, size: string, extra: 
   return readFileSync(join(dir, `${name}.heic`))
 }
 
+/** One SIZE picture (testsrc2, as makeHeic's) as libx265's HEVC elementary stream (Annex B), x265 `params` (e.g. slices=4) given. */
+export async function makeHevcStream (dir: string, name: string, size: string, params: string): Promise<Buffer> {
+  const file = join(dir, `${name}.hevc`)
+  const x265 = `${params}:log-level=error`
+  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${size}`, '-frames:v', '1', '-pix_fmt', 'yuv420p', '-c:v', 'libx265', '-x265-params', x265, '-f', 'hevc', file])
+  return readFileSync(file)
+}
+
 /** Runs heif-decode on `file` directly, counting its threads from /proc while it runs: exit code, stderr, the most seen at once. */
 export async function decodeCountingThreads (file: string, args: string[]): Promise<{ code: number | null, stderr: string, peak: number }> {
   const tool = new URL('../native/heif-decode', import.meta.url).pathname
