@@ -1,5 +1,6 @@
 // HEIC made at test time: ffmpeg's testsrc2 picture (photo-like detail) as PNG, then heif-enc (libheif's, HEVC
-// inside). Both files stay in `dir`, named NAME.png and NAME.heic. And native/heif-decode run on one, watched.
+// inside); or the same picture as libx265's HEVC stream, for HEIFs written box by box. Both files stay in `dir`,
+// named NAME.png and NAME.heic (NAME.hevc). And native/heif-decode run on one, watched.
 import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
