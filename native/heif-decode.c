@@ -8,7 +8,9 @@
 //   0  the PNG is on stdout
 //   2  not a decodable HEIF: "not heif", "truncated: ...", top-level boxes libheif could read otherwise than
 //      heif-boxes.c ("more than one meta box", a meta it would not read), "nested derived images", an item whose HEVC SPS
-//      codes another size than its ispe declares, "too many decoding threads", or libheif's message
+//      codes another size than its ispe declares, an HEVC slice segment or PPS that does not parse or names a
+//      parameter set not given before, a parameter set given again otherwise (heif-guards.h), "too many
+//      decoding threads", or libheif's message
 //   3  refused before any pixel is decoded: "too large: WxH" (over --max-pixels), "too large: over N tile
 //      references", "too large: item I codes WxH" (its SPS), "too large: <libheif's message>" (its security
 //      limits, such as a side over 16384); or while decoding, before the picture that would pass the budget:

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hevc-slice.h"
 #include "hevc-sps.h"
 
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -28,6 +29,7 @@ static atomic_ullong decoded;  /* pixels of every picture decoded so far: each H
 /* The largest picture the SPSs given to this thread's libde265 decoder code: libheif gives one item's parameter
  * sets (its hvcC's first) and data to one decoder, on one thread, and frees it before that thread decodes another. */
 static __thread unsigned long long picture_pixels;
+static __thread struct hevc_stream stream;  /* that decoder's parameter sets and current picture */
 static struct heif_coded_sizes approved;
 static atomic_int armed;
 
@@ -100,25 +102,31 @@ static void count_decoded (unsigned long long pixels) {
 
 de265_error de265_push_NAL (de265_decoder_context *context, const void *data, int length, de265_PTS pts, void *user_data) {
   struct hevc_size size;
+  const char *problem = NULL;
   if (atomic_load(&armed) && length > 0 && hevc_nal_type(data, (size_t)length) == HEVC_NAL_SPS) {
     if (hevc_sps_size(data, (size_t)length, &size) != 0) refuse(EXIT_INPUT, "an SPS that does not parse");
     if ((unsigned long long)size.coded_w * size.coded_h > pixel_bound) refuse(EXIT_TOO_LARGE, "too large: an SPS codes %ux%u", size.coded_w, size.coded_h);
     int known = 0;
     for (int i = 0; i < approved.count; i++) known |= approved.w[i] == size.coded_w && approved.h[i] == size.coded_h;
     if (!known) refuse(EXIT_INPUT, "an SPS in the image data codes %ux%u, which no hvcC declares", size.coded_w, size.coded_h);
+    if (hevc_stream_sps(&stream, &size) != 0) refuse(EXIT_INPUT, "an SPS given again with another size");
     if ((unsigned long long)size.coded_w * size.coded_h > picture_pixels) picture_pixels = (unsigned long long)size.coded_w * size.coded_h;
   }
   /* Each picture at the size of its decoder's largest SPS, as its first slice is handed over (libheif hands over
    * an item's whole data before libde265 decodes any of it): an overlay (iovl) decodes each of its inputs whole,
-   * wherever it lies on the canvas, and an item's data may hold any number of pictures, all decoded. */
-  else if (atomic_load(&armed) && length > 0 && hevc_starts_picture(data, (size_t)length)) {
-    count_decoded(picture_pixels > 0 ? picture_pixels : pixel_bound);  /* a slice before any SPS: no file has one */
+   * wherever it lies on the canvas, and an item's data may hold any number of pictures, all decoded; and so is
+   * each slice that goes back over its picture (hevc-slice.h), which libde265 decodes again. */
+  else if (atomic_load(&armed) && length > 0) {
+    int decodes = hevc_stream_nal(&stream, data, (size_t)length, &problem);
+    if (decodes < 0) refuse(EXIT_INPUT, "%s", problem);
+    if (decodes > 0) count_decoded(picture_pixels > 0 ? picture_pixels : pixel_bound);  /* a slice before any SPS: refused above */
   }
   return real_push_nal(context, data, length, pts, user_data);
 }
 
 de265_error de265_free_decoder (de265_decoder_context *context) {
   picture_pixels = 0;
+  memset(&stream, 0, sizeof stream);
   return real_free_decoder(context);
 }
 

@@ -13,8 +13,11 @@
 //                   data that codes another is refused before the picture it sizes is decoded; and every picture
 //                   (each slice that starts one) counts at its decoder's largest SPS's size in a budget of pixels
 //                   decoded in all (each tile, each overlay input, each picture of an item's data: libheif hands
-//                   libde265 all of them, 200 copies of one picture decoded 200 times), before libde265 decodes.
-//   de265_free_decoder  the end of one item's decode on its thread: the next decoder's SPSs size its pictures.
+//                   libde265 all of them, 200 copies of one picture decoded 200 times), before libde265 decodes;
+//                   so does each slice segment whose address is not past the previous one of its picture, which
+//                   libde265 decodes again (hevc-slice.h). A slice segment or PPS that does not parse, names a
+//                   parameter set not given before, or a parameter set given again otherwise, is refused.
+//   de265_free_decoder  the end of one item's decode on its thread: the next decoder's parameter sets size its pictures.
 //   dav1d_open      an AV1 item (libheif 1.15 decodes those too, with dav1d, in a file whose major brand is not
 //                   avif) is decoded on the calling thread (dav1d would otherwise start one per core of the host),
 //                   a frame over the pixel limit is refused by dav1d itself (libheif sets 32768 x 32768), and

@@ -24,7 +24,7 @@ if ! "$CC" $FLAGS -o native/thumbd-sandbox-exec native/sandbox-exec.c native/san
 fi
 # HEIC/HEIF photos: libheif (with libde265) and libpng, from the OS (Debian: libheif-dev libpng-dev pkg-config).
 # The functions native/heif-guards.c defines in place of libheif's callees must be exported to be called.
-HEIF_SOURCES="native/heif-decode.c native/heif-boxes.c native/hevc-sps.c native/heif-guards.c"
+HEIF_SOURCES="native/heif-decode.c native/heif-boxes.c native/hevc-sps.c native/hevc-slice.c native/heif-guards.c"
 HEIF_EXPORTS="-Wl,--export-dynamic-symbol=pthread_create -Wl,--export-dynamic-symbol=de265_push_NAL -Wl,--export-dynamic-symbol=de265_free_decoder -Wl,--export-dynamic-symbol=dav1d_open"
 # shellcheck disable=SC2086,SC2046
 if ! pkg-config --exists libheif libde265 dav1d libpng 2>/dev/null || ! "$CC" $FLAGS -o native/heif-decode $HEIF_SOURCES $HEIF_EXPORTS $(pkg-config --cflags --libs libheif libpng) $(pkg-config --cflags libde265 dav1d); then

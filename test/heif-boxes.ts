@@ -253,3 +253,32 @@ export function heifSeeds (t: Tile): Record<string, Buffer> {
     heifOverlay: gridHeif(t, [{ ispe: [128, 128], canvas: [128, 128], rows: 1, columns: 1, dimg: Array(65).fill(TILE), overlay: true }])
   }
 }
+
+// ---- a tile from an HEVC elementary stream (libx265's, through ffmpeg): slices as x265 writes them ----
+
+/** The NAL units of an HEVC elementary stream in Annex B (each after a 00 00 01 start code). */
+export function annexBUnits (stream: Buffer): Buffer[] {
+  const starts: number[] = []
+  for (let at = stream.indexOf('000001', 0, 'hex'); at >= 0; at = stream.indexOf('000001', at + 3, 'hex')) starts.push(at + 3)
+  // A unit ends where the next start code begins (its 4-byte form's leading 00 is not the unit's).
+  return starts.map((s, i) => { let end = i + 1 < starts.length ? starts[i + 1]! - 3 : stream.length; if (i + 1 < starts.length && stream[end - 1] === 0) end--; return stream.subarray(s, end) })
+}
+
+/** NAL units as an item's data holds them: each after its 4-byte length. */
+export const lengthPrefixed = (units: Buffer[]) => Buffer.concat(units.flatMap(nal => [u32(nal.length), nal]))
+
+const nalType = (nal: Buffer) => (nal[0]! >> 1) & 0x3f
+
+/**
+ * A width x height tile from an HEVC elementary stream: its VPS, SPS and PPS in an hvcC with `like`'s header
+ * fields (profile, chroma format, bit depth: heif-enc's, for the same kind of picture), its slice segments
+ * (`slices`, SEI left out) as the item's data.
+ */
+export function tileOfStream (stream: Buffer, like: Tile, width: number, height: number): Tile & { slices: Buffer[] } {
+  const units = annexBUnits(stream)
+  const sets = [32, 33, 34].map(type => units.filter(nal => nalType(nal) === type))
+  const arrays = sets.map((group, i) => Buffer.concat([u8(0x80 | (32 + i)), u16(group.length), lengthPrefixedShort(group)]))
+  const slices = units.filter(nal => nalType(nal) < 32)
+  return { data: lengthPrefixed(slices), hvcC: box('hvcC', like.hvcC.subarray(8, 30), u8(arrays.length), ...arrays), width, height, slices }
+}
+const lengthPrefixedShort = (units: Buffer[]) => Buffer.concat(units.flatMap(nal => [u16(nal.length), nal]))
