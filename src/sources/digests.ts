@@ -4,6 +4,9 @@
 // done here is dropped: receiving a 100 MB body and hashing it then share two cores instead of queueing on
 // one (docs/benchmarks.md). Bytes cross in 1 MiB batches, copied once (the spool may still need the
 // chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
+// A source kept whole in memory (up to deferBytes) whose digests WebCrypto offers is not hashed here at all:
+// its chunks are only held, and its whole bytes are hashed at the end by crypto.subtle, on libuv's threadpool
+// (the main thread pays one copy, ~0.15 ms a MB, instead of SHA-256's ~0.6 ms; docs/benchmarks.md).
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { DigestMessage, DigestResult, DigestTask } from '../../contract/digest.ts'
@@ -22,6 +25,8 @@ export const OFFLOAD_BYTES = 32 << 20
 const BATCH_BYTES = 1 << 20
 /** Batches sent and not yet hashed, at most. */
 const MAX_IN_FLIGHT = 8
+/** Node's algorithm names WebCrypto's digest() also takes, by its name for them. */
+const WEB_CRYPTO_NAMES: Readonly<Record<string, string>> = { sha256: 'SHA-256', sha512: 'SHA-512', sha384: 'SHA-384', sha1: 'SHA-1' }
 
 export class StreamDigests {
   private readonly algorithms: string[]
@@ -40,24 +45,50 @@ export class StreamDigests {
   private readonly spare: Uint8Array[] = []
   private failure: unknown
   private wake: (() => void) | undefined
+  /** Chunks taken but not hashed yet, while the source may still be hashed whole by crypto.subtle. */
+  private deferred: Buffer[] | undefined
+  private deferredBytes = 0
+  private readonly deferBytes: number
 
   /**
    * Without runTask every byte is hashed here (EXECUTION_MODE=inline). A source announced past offloadBytes
    * goes to the digest thread from its first byte: hashing its first bytes here too would be thrown away.
    */
-  constructor (algorithms: readonly string[], runTask?: RunDigestTask, declaredBytes?: number, offloadBytes = OFFLOAD_BYTES) {
+  constructor (algorithms: readonly string[], runTask?: RunDigestTask, declaredBytes?: number, offloadBytes = OFFLOAD_BYTES, deferBytes = 0) {
     this.algorithms = [...algorithms]
     this.offloadBytes = offloadBytes
+    this.deferBytes = deferBytes
     // A body announced at or under the threshold cannot pass it (HTTP frames it by its Content-Length):
     // its chunks need not be held for a digest thread it will never reach.
     this.runTask = declaredBytes !== undefined && declaredBytes <= offloadBytes ? undefined : runTask
     if (this.runTask !== undefined && declaredBytes !== undefined) this.thread = this.start(this.runTask)
     // A source hashed on the digest thread from its first byte needs no hashers here.
     this.here = this.thread !== undefined ? [] : this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
+    const announcedSmall = declaredBytes === undefined || declaredBytes <= deferBytes
+    if (this.thread === undefined && announcedSmall && deferBytes > 0 && this.algorithms.every(a => a in WEB_CRYPTO_NAMES)) this.deferred = []
   }
 
   /** Takes the next chunk; the promise, when there is one, resolves once there is room for more. */
   update (chunk: Buffer): Promise<void> | undefined {
+    if (this.deferred === undefined) return this.take(chunk)
+    if (this.deferredBytes + chunk.length <= this.deferBytes) {
+      this.deferred.push(chunk)
+      this.deferredBytes += chunk.length
+      return
+    }
+    return this.stopDeferring().then(() => this.take(chunk))
+  }
+
+  /** The source will not be hashed whole at the end (it went to a file, or past deferBytes): hash what was held, as it came. */
+  async stopDeferring (): Promise<void> {
+    const held = this.deferred
+    if (held === undefined) return
+    this.deferred = undefined
+    this.deferredBytes = 0
+    for (const chunk of held) await this.take(chunk)
+  }
+
+  private take (chunk: Buffer): Promise<void> | undefined {
     if (this.thread === undefined) {
       for (const [, hash] of this.here) hash.update(chunk)
       if (this.runTask === undefined) return
@@ -74,8 +105,17 @@ export class StreamDigests {
     return this.room()
   }
 
-  /** Hex digests by algorithm of every byte given. */
-  async finish (): Promise<Record<string, string>> {
+  /**
+   * Hex digests by algorithm of every byte given. `whole`, when given, holds exactly those bytes in one
+   * piece (the spool's in-memory source): a source still deferred is hashed from it, without a concatenation.
+   */
+  async finish (whole?: Uint8Array): Promise<Record<string, string>> {
+    if (this.deferred !== undefined) {
+      const bytes = (whole ?? Buffer.concat(this.deferred)) as Uint8Array<ArrayBuffer>
+      this.deferred = undefined
+      const digests = await Promise.all(this.algorithms.map(algorithm => crypto.subtle.digest(WEB_CRYPTO_NAMES[algorithm]!, bytes)))
+      return Object.fromEntries(this.algorithms.map((algorithm, i) => [algorithm, Buffer.from(digests[i]!).toString('hex')]))
+    }
     if (this.thread === undefined) {
       this.held = []
       return Object.fromEntries(this.here.map(([algorithm, hash]) => [algorithm, hash.digest('hex')]))
@@ -91,6 +131,7 @@ export class StreamDigests {
   /** The source failed: the digest task ends without a result. Safe to call more than once. */
   abort (): void {
     this.held = []
+    this.deferred = undefined
     this.thread?.port.close()
   }
 
