@@ -4,9 +4,9 @@
 // done here is dropped: receiving a 100 MB body and hashing it then share two cores instead of queueing on
 // one (docs/benchmarks.md). Bytes cross in 1 MiB batches, copied once (the spool may still need the
 // chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
-// A source kept whole in memory (up to deferBytes) whose digests WebCrypto offers is not hashed here at all:
-// its chunks are only held, and its whole bytes are hashed at the end by crypto.subtle, on libuv's threadpool
-// (the main thread pays one copy, ~0.15 ms a MB, instead of SHA-256's ~0.6 ms; docs/benchmarks.md).
+// A source kept whole in memory (up to deferBytes) is not hashed here at all: its chunks are only held, and
+// its whole bytes, which the spool puts on a SharedArrayBuffer, are hashed at the end on the digest thread,
+// shared, not copied (SHA-256 of a 1 MB photo was ~0.6 ms of the main thread's ~3 ms; docs/benchmarks.md).
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { DigestMessage, DigestResult, DigestTask } from '../../contract/digest.ts'
@@ -25,16 +25,17 @@ export const OFFLOAD_BYTES = 32 << 20
 const BATCH_BYTES = 1 << 20
 /** Batches sent and not yet hashed, at most. */
 const MAX_IN_FLIGHT = 8
-/** Node's algorithm names WebCrypto's digest() also takes, by its name for them. */
-const WEB_CRYPTO_NAMES: Readonly<Record<string, string>> = { sha256: 'SHA-256', sha512: 'SHA-512', sha384: 'SHA-384', sha1: 'SHA-1' }
 
 export class StreamDigests {
   private readonly algorithms: string[]
   private readonly runTask: RunDigestTask | undefined
+  /** The digest thread, for a source hashed whole at the end; undefined in inline mode. */
+  private readonly digestThread: RunDigestTask | undefined
   private readonly offloadBytes: number
   /** The chunks hashed here, kept until the source proves large enough for the digest thread. */
   private held: Buffer[] = []
-  private readonly here: Array<readonly [string, Hash]>
+  /** Made with the first byte hashed here: a source hashed whole at the end never needs them. */
+  private hashers: Array<readonly [string, Hash]> | undefined
   private heldBytes = 0
   private thread: { port: MessagePort, result: Promise<DigestResult> } | undefined
   /** Made when the source reaches the digest thread: most sources never do, and 1 MiB each would feed the GC. */
@@ -58,14 +59,13 @@ export class StreamDigests {
     this.algorithms = [...algorithms]
     this.offloadBytes = offloadBytes
     this.deferBytes = deferBytes
+    this.digestThread = runTask
     // A body announced at or under the threshold cannot pass it (HTTP frames it by its Content-Length):
     // its chunks need not be held for a digest thread it will never reach.
     this.runTask = declaredBytes !== undefined && declaredBytes <= offloadBytes ? undefined : runTask
     if (this.runTask !== undefined && declaredBytes !== undefined) this.thread = this.start(this.runTask)
-    // A source hashed on the digest thread from its first byte needs no hashers here.
-    this.here = this.thread !== undefined ? [] : this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
     const announcedSmall = declaredBytes === undefined || declaredBytes <= deferBytes
-    if (this.thread === undefined && announcedSmall && deferBytes > 0 && this.algorithms.every(a => a in WEB_CRYPTO_NAMES)) this.deferred = []
+    if (this.thread === undefined && announcedSmall && deferBytes > 0) this.deferred = []
   }
 
   /** Takes the next chunk; the promise, when there is one, resolves once there is room for more. */
@@ -90,7 +90,7 @@ export class StreamDigests {
 
   private take (chunk: Buffer): Promise<void> | undefined {
     if (this.thread === undefined) {
-      for (const [, hash] of this.here) hash.update(chunk)
+      for (const [, hash] of this.here()) hash.update(chunk)
       if (this.runTask === undefined) return
       this.held.push(chunk)
       this.heldBytes += chunk.length
@@ -107,18 +107,21 @@ export class StreamDigests {
 
   /**
    * Hex digests by algorithm of every byte given. `whole`, when given, holds exactly those bytes in one
-   * piece (the spool's in-memory source): a source still deferred is hashed from it, without a concatenation.
+   * piece (the spool's in-memory source, on a SharedArrayBuffer): a source still deferred is hashed from it
+   * on the digest thread.
    */
   async finish (whole?: Uint8Array): Promise<Record<string, string>> {
-    if (this.deferred !== undefined) {
-      const bytes = (whole ?? Buffer.concat(this.deferred)) as Uint8Array<ArrayBuffer>
+    if (this.deferred !== undefined && whole !== undefined && this.digestThread !== undefined) {
       this.deferred = undefined
-      const digests = await Promise.all(this.algorithms.map(algorithm => crypto.subtle.digest(WEB_CRYPTO_NAMES[algorithm]!, bytes)))
-      return Object.fromEntries(this.algorithms.map((algorithm, i) => [algorithm, Buffer.from(digests[i]!).toString('hex')]))
+      const digests = await this.digestThread({ whole, algorithms: this.algorithms }, [])
+      if (digests === null) throw new Error('the digest thread did not hash the source')
+      return digests
     }
+    // Inline mode, or no whole bytes to share: what was held is hashed here after all.
+    if (this.deferred !== undefined) await this.stopDeferring()
     if (this.thread === undefined) {
       this.held = []
-      return Object.fromEntries(this.here.map(([algorithm, hash]) => [algorithm, hash.digest('hex')]))
+      return Object.fromEntries(this.here().map(([algorithm, hash]) => [algorithm, hash.digest('hex')]))
     }
     this.send()
     this.post('end')
@@ -133,6 +136,11 @@ export class StreamDigests {
     this.held = []
     this.deferred = undefined
     this.thread?.port.close()
+  }
+
+  private here (): Array<readonly [string, Hash]> {
+    this.hashers ??= this.algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
+    return this.hashers
   }
 
   private start (runTask: RunDigestTask): NonNullable<StreamDigests['thread']> {

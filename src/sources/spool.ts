@@ -198,10 +198,9 @@ class Sink {
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
-    // A buffer that owns its whole ArrayBuffer, so it can be moved to a worker without a copy
-    // (Buffer.concat may hand out a slice of Node's shared pool, which must never be transferred).
-    // Not zero-filled: every byte is written just below.
-    const bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
+    // On a SharedArrayBuffer: the digest thread and the pool thread read these bytes where they are, never a
+    // copy (plugins/jobs.ts), and a job run again after a crash still finds them here.
+    const bytes = new Uint8Array(new SharedArrayBuffer(this.size))
     let at = 0
     for (const chunk of this.chunks) {
       bytes.set(chunk, at)

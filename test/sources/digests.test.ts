@@ -126,3 +126,65 @@ test('an aborted source ends its digest task; a digest thread that goes away fai
     await orphaned.finish()
   })
 })
+
+test('a source kept whole in memory is hashed at the end on the digest thread, with the same digests, until it passes deferBytes', async (t) => {
+  const { runTask, results } = digestPool(t)
+  const D = 2 << 20
+  for (const size of [0, 5, D - 1, D, D + 1, 3 * D + 7]) {
+    const bytes = randomBytes(size)
+    for (const whole of [shared(bytes), undefined]) {
+      for (const algorithms of [['sha256'], ['sha256', 'sha512', 'sha1'], ['sha256', 'md5']]) {
+        const digests = new StreamDigests(algorithms, runTask, undefined, T, D)
+        for (const chunk of unevenChunks(bytes)) await digests.update(chunk)
+        const got = await digests.finish(size <= D ? whole : undefined)
+        for (const algorithm of algorithms) assert.equal(got[algorithm], createHash(algorithm).update(bytes).digest('hex'), `${algorithm}, ${size} bytes`)
+      }
+    }
+  }
+  // A source that went to a file stops deferring midway: what was held is hashed, then the rest as it comes.
+  const bytes = randomBytes(D)
+  const digests = new StreamDigests(['sha256'], runTask, undefined, T, D)
+  await digests.update(bytes.subarray(0, 1000))
+  await digests.stopDeferring()
+  await digests.update(bytes.subarray(1000))
+  assert.equal((await digests.finish()).sha256, createHash('sha256').update(bytes).digest('hex'))
+  assert.equal(results.length, 6 * 3, 'each source hashed whole went to the digest thread once, and each past the offload threshold streamed there')
+})
+
+test('a source kept whole in memory costs the main thread a fraction of hashing it there', async (t) => {
+  // SHA-256 of each in-memory photo was ~0.65 ms of a URL request's ~3 ms on the main thread (docs/benchmarks.md).
+  const { runTask } = digestPool(t)
+  const bytes = randomBytes(16 << 20)
+  const whole = shared(bytes)
+  const chunks = [...unevenChunks(bytes)]
+  const mainCpu = async (work: () => Promise<unknown>) => {
+    let best = Number.POSITIVE_INFINITY
+    for (let i = 0; i < 3; i++) {
+      const before = process.threadCpuUsage()
+      await work()
+      const used = process.threadCpuUsage(before)
+      best = Math.min(best, used.user + used.system)
+    }
+    return best
+  }
+  const here = await mainCpu(async () => {
+    const hash = createHash('sha256')
+    for (const chunk of chunks) hash.update(chunk)
+    return hash.digest('hex')
+  })
+  let got: string | undefined
+  const deferred = await mainCpu(async () => {
+    const digests = new StreamDigests(['sha256'], runTask, undefined, OFFLOAD_BYTES, 16 << 20)
+    for (const chunk of chunks) await digests.update(chunk)
+    got = (await digests.finish(whole)).sha256
+  })
+  assert.equal(got, createHash('sha256').update(bytes).digest('hex'))
+  assert.ok(deferred < here / 4, `main thread: ${(deferred / 1000).toFixed(1)} ms deferred against ${(here / 1000).toFixed(1)} ms hashing here`)
+})
+
+/** The bytes on a SharedArrayBuffer, as the spool keeps an in-memory source. */
+function shared (bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(new SharedArrayBuffer(bytes.length))
+  copy.set(bytes)
+  return copy
+}
