@@ -2,15 +2,12 @@
 // reading the socket and hashing run on two cores instead of one after the other. One task per source, many
 // at once: a task spends its life waiting on its port. Every batch is acknowledged, so the sender can hold
 // back when hashing falls behind instead of queueing the whole upload in memory.
-// It also hashes sources already whole in memory (photos), shared with it, so the main thread need not.
 // Its priority is set by src/plugins/digests.ts: the event loop's (hashing is intake; niced it held uploads back).
 import './niceness.ts'
 import { createHash } from 'node:crypto'
 import type { DigestMessage, DigestResult, DigestTask } from '../contract/digest.ts'
 
-export default function digest (task: DigestTask): Promise<DigestResult> {
-  if ('whole' in task) return Promise.resolve(hashWhole(task.whole, task.algorithms))
-  const { port, algorithms } = task
+export default function digest ({ port, algorithms }: DigestTask): Promise<DigestResult> {
   const hashes = algorithms.map(algorithm => [algorithm, createHash(algorithm)] as const)
   return new Promise(resolve => {
     port.on('message', (message: DigestMessage) => {
@@ -25,8 +22,4 @@ export default function digest (task: DigestTask): Promise<DigestResult> {
     })
     port.once('close', () => resolve(null))
   })
-}
-
-function hashWhole (bytes: Uint8Array, algorithms: string[]): DigestResult {
-  return Object.fromEntries(algorithms.map(algorithm => [algorithm, createHash(algorithm).update(bytes).digest('hex')]))
 }

@@ -66,14 +66,20 @@ export function toolCpuSeconds (jobTimeoutMs: number, decoderThreads: number): n
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
 /**
- * What moves to the pool thread without a copy. Bytes the spool put on a SharedArrayBuffer are shared: the
- * thread reads them where they are, and they stay here should the job run again (a small image may share its
- * thread and be run again if that thread dies, see run()) or be read after it. Other bytes in memory: a small
- * image's are copied by postMessage, for the same reasons; the rest move.
+ * What goes to the pool, and what moves there without a copy. Bytes in memory move. A small image may share
+ * its thread and be run again should that thread die (see run()), and its source may still be read here
+ * after the job: a copy of its bytes moves, and the original stays. A plain copy into fresh memory costs the
+ * main thread a quarter of postMessage's serialised one (0.14 against 0.56 ms for a 1.1 MB photo).
  */
-function transferable (ref: JobTask['source']['ref'], seat: Seat): ArrayBuffer[] {
-  if (ref.location !== 'memory' || ref.bytes.buffer instanceof SharedArrayBuffer || seat.small) return []
-  return [ref.bytes.buffer as ArrayBuffer]
+function handOff (envelope: Envelope, seat: Seat): { sent: Envelope, transferList: ArrayBuffer[] } {
+  const { source } = envelope.task
+  if (source.ref.location !== 'memory') return { sent: envelope, transferList: [] }
+  if (!seat.small) return { sent: envelope, transferList: [source.ref.bytes.buffer as ArrayBuffer] }
+  const { bytes } = source.ref
+  const copy = new Uint8Array(Buffer.allocUnsafeSlow(bytes.byteLength).buffer, 0, bytes.byteLength)
+  copy.set(bytes)
+  const task = { ...envelope.task, source: { ...source, ref: { ...source.ref, bytes: copy } } } as JobTask
+  return { sent: { ...envelope, task }, transferList: [copy.buffer as ArrayBuffer] }
 }
 
 const outcomeOf = (code: FailureCode): JobOutcomeLabel => code === 'CANCELLED' ? 'cancelled' : ERROR_TABLE[code].outcome
@@ -130,10 +136,10 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
 
   /** One attempt at a job: a fresh control word and a seat of its own in the pool. */
   function submit (envelope: Envelope, seat: Seat, job: symbol): Promise<JobOutcome> {
-    const transferList = transferable(envelope.task.source.ref, seat)
+    const { sent, transferList } = pool !== undefined ? handOff(envelope, seat) : { sent: envelope, transferList: [] }
     const pending = pool !== undefined
       // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
-      ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
+      ? pool.run(Object.assign(sent, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
       : dispatch!(envelope)
     // Every attempt that ran its course teaches admission its cost, failed or timed out as well as ok: jobs
     // that fail slowly must raise the expected wait too. A run cut short by its client leaving says nothing of

@@ -5,8 +5,8 @@
 // one (docs/benchmarks.md). Bytes cross in 1 MiB batches, copied once (the spool may still need the
 // chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
 // A source kept whole in memory (up to deferBytes) is not hashed here at all: its chunks are only held, and
-// its whole bytes, which the spool puts on a SharedArrayBuffer, are hashed at the end on the digest thread,
-// shared, not copied (SHA-256 of a 1 MB photo was ~0.6 ms of the main thread's ~3 ms; docs/benchmarks.md).
+// at the end its whole bytes move to the digest thread, are hashed there and move back, never copied
+// (SHA-256 of a 1 MB photo was ~0.6 ms of the main thread's ~3 ms a request; docs/benchmarks.md).
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { DigestMessage, DigestResult, DigestTask } from '../../contract/digest.ts'
@@ -106,18 +106,31 @@ export class StreamDigests {
   }
 
   /**
-   * Hex digests by algorithm of every byte given. `whole`, when given, holds exactly those bytes in one
-   * piece (the spool's in-memory source, on a SharedArrayBuffer): a source still deferred is hashed from it
-   * on the digest thread.
+   * Hex digests by algorithm of every byte given, and those bytes: `whole` holds exactly them in one piece,
+   * owning its ArrayBuffer (the spool's in-memory source). A source still deferred moves to the digest
+   * thread, is hashed there, and moves back: no copy, and the main thread hashes nothing. Use the bytes
+   * returned: `whole` is detached if it moved.
    */
-  async finish (whole?: Uint8Array): Promise<Record<string, string>> {
-    if (this.deferred !== undefined && whole !== undefined && this.digestThread !== undefined) {
-      this.deferred = undefined
-      const digests = await this.digestThread({ whole, algorithms: this.algorithms }, [])
-      if (digests === null) throw new Error('the digest thread did not hash the source')
-      return digests
+  async finishWhole (whole: Uint8Array): Promise<{ digests: Record<string, string>, bytes: Uint8Array }> {
+    if (this.deferred === undefined || this.digestThread === undefined || whole.byteLength === 0) return { digests: await this.finish(), bytes: whole }
+    this.deferred = undefined
+    const { port1, port2 } = new MessageChannel()
+    try {
+      const back = new Promise<ArrayBuffer>(resolve => port1.once('message', resolve))
+      const result = this.digestThread({ port: port2, algorithms: this.algorithms }, [port2])
+      port1.postMessage(whole, [whole.buffer as ArrayBuffer])
+      port1.postMessage('end' satisfies DigestMessage)
+      const digests = await result
+      if (digests === null) throw new Error('the digest thread stopped before the end of the source')
+      return { digests, bytes: new Uint8Array(await back) }
+    } finally {
+      port1.close()
     }
-    // Inline mode, or no whole bytes to share: what was held is hashed here after all.
+  }
+
+  /** Hex digests by algorithm of every byte given. */
+  async finish (): Promise<Record<string, string>> {
+    // No whole bytes to hand over: what was held is hashed here after all.
     if (this.deferred !== undefined) await this.stopDeferring()
     if (this.thread === undefined) {
       this.held = []

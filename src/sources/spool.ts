@@ -79,8 +79,15 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
     if (!sink.inMemory) await digester.stopDeferring()
-    const ref = await sink.finish()
-    const digests = await digester.finish(ref.location === 'memory' ? ref.bytes : undefined) as SpooledSource['digests']
+    let ref = await sink.finish()
+    let digests: SpooledSource['digests']
+    if (ref.location === 'memory') {
+      // The bytes move to the digest thread and back: the ref takes the ones that came back.
+      const whole = await digester.finishWhole(ref.bytes)
+      ;[ref, digests] = [{ location: 'memory', bytes: whole.bytes }, whole.digests]
+    } else {
+      digests = await digester.finish()
+    }
     return { ref, media, size: sink.size, identity: digests.sha256!, digests, dispose: () => sink.dispose() }
   } catch (err) {
     digester.abort()
@@ -198,9 +205,10 @@ class Sink {
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
-    // On a SharedArrayBuffer: the digest thread and the pool thread read these bytes where they are, never a
-    // copy (plugins/jobs.ts), and a job run again after a crash still finds them here.
-    const bytes = new Uint8Array(new SharedArrayBuffer(this.size))
+    // A buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat may
+    // hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte is
+    // written just below.
+    const bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     let at = 0
     for (const chunk of this.chunks) {
       bytes.set(chunk, at)
