@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { test, type TestContext } from 'node:test'
 import type { MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from '../../src/sources/digests.ts'
+import { HASH_HERE_BYTES, OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from '../../src/sources/digests.ts'
 import type { DigestResult, DigestTask } from '../../contract/digest.ts'
 
 const ALL = ['sha256', 'sha512', 'sha1', 'md5', 'blake2b512', 'sha3-256']
@@ -130,7 +130,7 @@ test('an aborted source ends its digest task; a digest thread that goes away fai
 test('a source kept whole in memory moves to the digest thread at the end and back, with the same digests, until it passes deferBytes', async (t) => {
   const { runTask, results } = digestPool(t)
   const D = 2 << 20
-  for (const size of [0, 5, D - 1, D, D + 1, 3 * D + 7]) {
+  for (const size of [0, 5, HASH_HERE_BYTES, D - 1, D, D + 1, 3 * D + 7]) {
     const bytes = randomBytes(size)
     for (const algorithms of [['sha256'], ['sha256', 'sha512', 'sha1'], ['sha256', 'md5']]) {
       const digests = new StreamDigests(algorithms, runTask, undefined, T, D)
@@ -139,10 +139,10 @@ test('a source kept whole in memory moves to the digest thread at the end and ba
       const got = await digests.finishWhole(whole)
       for (const algorithm of algorithms) assert.equal(got.digests[algorithm], createHash(algorithm).update(bytes).digest('hex'), `${algorithm}, ${size} bytes`)
       assert.ok(Buffer.from(got.bytes).equals(bytes), `${size} bytes came back whole`)
-      if (size > 0 && size <= D) assert.equal(whole.byteLength, 0, `${size} bytes moved, not copied`)
+      if (size >= HASH_HERE_BYTES && size <= D) assert.equal(whole.byteLength, 0, `${size} bytes moved, not copied`)
     }
   }
-  // Sources that passed deferBytes were hashed as they came; those past the offload threshold streamed there.
+  // Sources under HASH_HERE_BYTES or past deferBytes were hashed here; those past the offload threshold streamed there.
   assert.equal(results.length, 3 * 3 + 3)
   // A source that went to a file stops deferring midway: what was held is hashed, then the rest as it comes.
   const bytes = randomBytes(D)
