@@ -1,5 +1,5 @@
-// Digests of a source while it streams in. Sources are hashed here, on the main thread, chunk by chunk as
-// they arrive: for photos that is a few milliseconds in all, never in one block. A source that passes
+// Digests of a source. A source bound for a file is hashed here, on the main thread, chunk by chunk as
+// they arrive: a few milliseconds in all, never in one block. A source that passes
 // OFFLOAD_BYTES is hashed again from its first byte on the digest thread (workers/digest.ts), and the work
 // done here is dropped: receiving a 100 MB body and hashing it then share two cores instead of queueing on
 // one (docs/benchmarks.md). Bytes cross in 1 MiB batches, copied once (the spool may still need the
