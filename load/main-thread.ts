@@ -1,7 +1,9 @@
-// node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S]: the CPU thumbd's main thread
+// node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload]
+// [--cpu-prof DIR]: the CPU thumbd's main thread
 // spends per request, by route (the photo by URL from a loopback origin, and as an upload), against what the
 // rest of its process tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and
-// from the two how many pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat.
+// from the two how many pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat. With
+// --cpu-prof the server writes V8 CPU profiles of its threads into DIR (the main thread's is the largest).
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
@@ -13,14 +15,22 @@ import { startStaticServer } from './static-server.ts'
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { width: { type: 'string', default: '320' }, connections: { type: 'string', default: '4' }, duration: { type: 'string', default: '8' } }
+  options: {
+    width: { type: 'string', default: '320' },
+    connections: { type: 'string', default: '4' },
+    duration: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '2' },
+    route: { type: 'string' },
+    'cpu-prof': { type: 'string' }
+  }
 })
 const photoPath = positionals[0]
 if (photoPath === undefined) {
   process.stderr.write('usage: node load/main-thread.ts PHOTO.jpg [--width N] [--connections N] [--duration S]\n')
   process.exit(2)
 }
-const [width, connections, seconds] = [Number(flags.width), Number(flags.connections), Number(flags.duration)]
+const [width, connections, seconds, rounds] = [Number(flags.width), Number(flags.connections), Number(flags.duration), Number(flags.rounds)]
+const profile: Record<string, string> = flags['cpu-prof'] === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${flags['cpu-prof']}` }
 
 /** CPU seconds of the main thread (its tid is the pid: utime + stime of its task) and of the whole process tree. */
 function cpu (pid: number): { main: number, tree: number } {
@@ -33,15 +43,16 @@ function cpu (pid: number): { main: number, tree: number } {
 await warmCompileCache()
 const photo = await readFile(photoPath)
 const statics = await startStaticServer(dirname(photoPath))
-const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...profile })
 const auth = { authorization: `Bearer ${thumbd.apiKey}` }
 const routes = {
   url: () => ({ url: `${thumbd.base}/api/thumbnail`, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ url: `${statics.base}/${encodeURIComponent(basename(photoPath))}`, width, quality: 80, format: 'jpeg' })) }),
   upload: () => ({ url: `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=jpeg`, headers: { ...auth, 'content-type': 'image/jpeg' }, body: photo })
 }
 try {
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < rounds; round++) {
     for (const [route, request] of Object.entries(routes)) {
+      if (flags.route !== undefined && route !== flags.route) continue
       const before = cpu(thumbd.pid)
       const result = await fire({ ...request(), connections, durationSeconds: seconds }).result
       const after = cpu(thumbd.pid)

@@ -1,8 +1,8 @@
-// The digest thread (workers/digest.ts) that hashes large sources while they stream in; see
-// sources/digests.ts. A piscina pool of its own, not a task in the job pool: a digest task lives as long as
+// The digest thread (workers/digest.ts) that hashes large sources while they stream in, and sources kept
+// in memory once whole; see sources/digests.ts. A piscina pool of its own, not a task in the job pool: a digest task lives as long as
 // its upload, which a slow client can stretch to minutes, and must never hold a job thread that long. Its
-// tasks mostly wait on their ports, so one thread serves them all. It starts with the first large source
-// and stops when idle, so an idle server does not pay for it. It is not niced like job work: hashing is
+// tasks mostly wait on their ports, so one thread serves them all. It starts with the first source it is
+// given and stops when idle, so an idle server does not pay for it. It is not niced like job work: hashing is
 // part of intake, and an upload moves no faster than it is hashed.
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'

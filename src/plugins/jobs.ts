@@ -65,6 +65,23 @@ export function toolCpuSeconds (jobTimeoutMs: number, decoderThreads: number): n
 
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
+/**
+ * What goes to the pool, and what moves there without a copy. Bytes in memory move. A small image may share
+ * its thread and be run again should that thread die (see run()), and its source may still be read here
+ * after the job: a copy of its bytes moves, and the original stays. A plain copy into fresh memory costs the
+ * main thread a quarter of postMessage's serialised one (0.14 against 0.56 ms for a 1.1 MB photo).
+ */
+function handOff (envelope: Envelope, seat: Seat): { sent: Envelope, transferList: ArrayBuffer[] } {
+  const { source } = envelope.task
+  if (source.ref.location !== 'memory') return { sent: envelope, transferList: [] }
+  if (!seat.small) return { sent: envelope, transferList: [source.ref.bytes.buffer as ArrayBuffer] }
+  const { bytes } = source.ref
+  const copy = new Uint8Array(Buffer.allocUnsafeSlow(bytes.byteLength).buffer, 0, bytes.byteLength)
+  copy.set(bytes)
+  const task = { ...envelope.task, source: { ...source, ref: { ...source.ref, bytes: copy } } } as JobTask
+  return { sent: { ...envelope, task }, transferList: [copy.buffer as ArrayBuffer] }
+}
+
 const outcomeOf = (code: FailureCode): JobOutcomeLabel => code === 'CANCELLED' ? 'cancelled' : ERROR_TABLE[code].outcome
 
 export interface JobsOptions {
@@ -121,13 +138,10 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
 
   /** One attempt at a job: a fresh control word and a seat of its own in the pool. */
   function submit (envelope: Envelope, seat: Seat, job: symbol): Promise<JobOutcome> {
-    const ref = envelope.task.source.ref
-    // A small image may share its thread, and be run again should that thread die (see run()): its bytes
-    // are copied to the thread (~0.1 ms a MB), so they are still here for that. Others move, without a copy.
-    const transferList = ref.location === 'memory' && !seat.small ? [ref.bytes.buffer as ArrayBuffer] : []
+    const { sent, transferList } = pool !== undefined ? handOff(envelope, seat) : { sent: envelope, transferList: [] }
     const pending = pool !== undefined
       // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
-      ? pool.run(Object.assign(envelope, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
+      ? pool.run(Object.assign(sent, { [Piscina.queueOptionsSymbol]: seat }), { transferList })
       : dispatch!(envelope)
     // Every attempt that ran its course teaches admission its cost, failed or timed out as well as ok: jobs
     // that fail slowly must raise the expected wait too. A run cut short by its client leaving would have cost

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import { SNIFF_BYTES, sniff, type Media } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
-import { StreamDigests, type RunDigestTask } from './digests.ts'
+import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from './digests.ts'
 import type { TempDir } from './temp-dir.ts'
 
 /** Digests /api/hash offers; each is computed while the source streams in, never in a second pass. */
@@ -53,7 +53,8 @@ const WRITE_BATCH_BYTES = 1 << 20
 
 export async function spool (stream: Readable, limits: SpoolLimits): Promise<SpooledSource> {
   const algorithms = [...new Set<DigestAlgorithm>(['sha256', ...(limits.algorithms ?? [])])]
-  const digester = new StreamDigests(algorithms, limits.runDigestTask, limits.declaredBytes)
+  // Sources that stay in memory are hashed whole at the end, off the main thread (sources/digests.ts).
+  const digester = new StreamDigests(algorithms, limits.runDigestTask, limits.declaredBytes, OFFLOAD_BYTES, limits.memoryBytes)
   const sink = new Sink(limits)
   let sniffed = false
   let media: Media | undefined
@@ -73,10 +74,20 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
         // Bytes that are no media are wanted for their digests only: keeping them would be wasted I/O.
         if (media === undefined) await sink.discard()
       }
+      // Bytes the sink no longer keeps whole are hashed as they come, not held for a hash at the end.
+      if (!sink.inMemory) await digester.stopDeferring()
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
-    const ref = await sink.finish()
-    const digests = await digester.finish() as SpooledSource['digests']
+    if (!sink.inMemory) await digester.stopDeferring()
+    let ref = await sink.finish()
+    let digests: SpooledSource['digests']
+    if (ref.location === 'memory') {
+      // The bytes move to the digest thread and back: the ref takes the ones that came back.
+      const whole = await digester.finishWhole(ref.bytes)
+      ;[ref, digests] = [{ location: 'memory', bytes: whole.bytes }, whole.digests]
+    } else {
+      digests = await digester.finish()
+    }
     return { ref, media, size: sink.size, identity: digests.sha256!, digests, dispose: () => sink.dispose() }
   } catch (err) {
     digester.abort()
@@ -147,6 +158,11 @@ class Sink {
     return this.first
   }
 
+  /** Still collecting the whole source in memory (not in a temp file, not discarding). */
+  get inMemory (): boolean {
+    return this.file === undefined && !this.discarding
+  }
+
   async add (chunk: Buffer): Promise<void> {
     if (this.first.length < SNIFF_BYTES) this.first = Buffer.concat([this.first, chunk.subarray(0, SNIFF_BYTES - this.first.length)])
     this.size += chunk.length
@@ -189,9 +205,10 @@ class Sink {
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
-    // A buffer that owns its whole ArrayBuffer, so it can be moved to a worker without a copy
-    // (Buffer.concat may hand out a slice of Node's shared pool, which must never be transferred).
-    const bytes = new Uint8Array(this.size)
+    // A buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat may
+    // hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte is
+    // written just below.
+    const bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     let at = 0
     for (const chunk of this.chunks) {
       bytes.set(chunk, at)

@@ -1,0 +1,84 @@
+// node load/mixed-memory.ts [--connections N] [--duration S]: memory under mixed load (issue 35). A fresh
+// server as `npm start`; idle, then S seconds of 1080p video uploads, then S seconds of 15 MP photos by URL
+// from a loopback origin, N connections each (default 8 and 20). Printed per phase: the server's high-water
+// mark (VmHWM) plus its helpers' PSS (zygotes, ffmpeg; PSS so shared pages count once), the peak of that sum
+// sampled every 200 ms, and where the server's memory is at the phase's end (V8 heap, external and array
+// buffers from its /metrics; anonymous and file-backed RSS from /proc/PID/status).
+import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { basename, dirname } from 'node:path'
+import { parseArgs } from 'node:util'
+import { fire } from './cannon.ts'
+import { sampleMedia } from './media.ts'
+import { processTree } from './sampler.ts'
+import { startServer, warmCompileCache } from './server-process.ts'
+import { startStaticServer } from './static-server.ts'
+
+const { values: flags } = parseArgs({ options: { connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '20' } } })
+const [connections, seconds] = [Math.min(64, Number(flags.connections)), Math.min(120, Number(flags.duration))]
+const MB = 2 ** 20
+
+/** A /proc/PID/status field in bytes (its figures are kB), 0 when the process is gone. */
+function statusBytes (pid: number, field: string): number {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match === null ? 0 : Number(match[1]) * 1024
+  } catch {
+    return 0
+  }
+}
+
+function pssBytes (pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))
+    return match === null ? 0 : Number(match[1]) * 1024
+  } catch {
+    return 0
+  }
+}
+
+/** The issue's figure: the server's high-water mark plus the PSS of every process it started. */
+function footprint (pid: number): { hwm: number, helpers: number } {
+  const helpers = processTree(pid).filter(p => p.pid !== pid).reduce((sum, p) => sum + pssBytes(p.pid), 0)
+  return { hwm: statusBytes(pid, 'VmHWM'), helpers }
+}
+
+async function metric (base: string, names: string[]): Promise<string> {
+  const text = await (await fetch(`${base}/metrics`)).text()
+  return names.map(name => {
+    const line = text.split('\n').find(l => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+    return `${name.replace(/^nodejs_/, '')} ${line === undefined ? '?' : (Number(line.split(' ').pop()) / MB).toFixed(0)}`
+  }).join(', ')
+}
+
+await warmCompileCache()
+const media = await sampleMedia(false)
+const statics = await startStaticServer(dirname(media.photo))
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+const auth = { authorization: `Bearer ${thumbd.apiKey}` }
+const phases = {
+  video: { url: `${thumbd.base}/api/thumbnail?at=1`, headers: { ...auth, 'content-type': 'video/mp4' }, body: await readFile(media.video) },
+  photos: { url: `${thumbd.base}/api/thumbnail`, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ url: `${statics.base}/${basename(media.photo)}` })) }
+}
+const report = async (phase: string, peak: number) => {
+  const { hwm, helpers } = footprint(thumbd.pid)
+  const heap = await metric(thumbd.base, ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes'])
+  const rss = ['RssAnon', 'RssFile', 'VmRSS'].map(f => `${f} ${(statusBytes(thumbd.pid, f) / MB).toFixed(0)}`).join(', ')
+  process.stdout.write(`${phase}: high-water + helpers' PSS ${((hwm + helpers) / MB).toFixed(0)} MB (helpers ${(helpers / MB).toFixed(0)}), sampled peak ${(peak / MB).toFixed(0)} MB; now ${rss}; MB: ${heap}\n`)
+}
+try {
+  await new Promise(resolve => setTimeout(resolve, 2000))
+  await report('idle', 0)
+  let peak = 0
+  const timer = setInterval(() => { const f = footprint(thumbd.pid); peak = Math.max(peak, f.hwm + f.helpers) }, 200)
+  for (const [phase, request] of Object.entries(phases)) {
+    const result = await fire({ ...request, connections, durationSeconds: seconds }).result
+    const ok = result.statusCodeStats['200']?.count ?? 0
+    process.stdout.write(`${phase}: ${ok} ok (${(ok / result.duration).toFixed(1)}/s), non-200 ${result.non2xx}\n`)
+    await report(phase, peak)
+  }
+  clearInterval(timer)
+} finally {
+  await thumbd.stop()
+  await statics.close()
+}
