@@ -33,7 +33,9 @@ async function setup (t: import('node:test').TestContext, env: Record<string, st
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise(resolve => server.close(resolve)))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, ...env })
+  // Pixels are checked against sharp's own steps, so JPEGs decode at sharp's scale (GET URLs' default,
+  // imgproxy's scale, is tested in jpeg-decoder.test.ts).
+  const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, JPEG_SHRINK: 'quality', ...env })
   const get = (options: string, file = 'landscape.jpg', ext = '') => app.inject({ url: sign(`/${options}/plain/${base}/${file}${ext}`) })
   return { app, get, files, base }
 }
@@ -162,7 +164,7 @@ test('PNG as imgproxy saves it: a palette source (GIF, palette PNG) stays a pale
   await new Promise<void>(resolve => src.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise(resolve => src.close(resolve)))
   const base = `http://127.0.0.1:${(src.address() as AddressInfo).port}`
-  const other = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/` })
+  const other = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, JPEG_SHRINK: 'quality' })
   for (const file of ['a.gif', 'b.png']) {
     const res = await other.inject({ url: sign(`/w:300/plain/${base}/${file}@png`) })
     assert.equal(res.statusCode, 200, res.body)
