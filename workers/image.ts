@@ -84,12 +84,12 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
     const before = needsBefore(ops)
-    // That pass works on one frame's raw pixels: an animation asked for it keeps its still first frame.
-    const frames = before ? 1 : framesKept(header, options)
+    // That pass works on raw pixels, an animation's frame by frame (workers/image-ops.ts).
+    const frames = framesKept(header, options)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
-    const { pipeline, size } = before
-      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
-      : { pipeline: open(input, ctx, colour, frames > 1).rotate(), size: source }
+    const { pipeline, size, firstFrame } = before
+      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames)
+      : { pipeline: open(input, ctx, colour, frames > 1).rotate(), size: source, firstFrame: undefined }
     pipeline.timeout({ seconds })
     // GET URLs size as imgproxy does; undefined: no resize at all.
     const sizing: ImageOptions & SharpResize = options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
@@ -106,7 +106,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
     if (frames > 1 && needsFirstFrameCrop(sizing)) {
       // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
-      applyCrop(pipeline, sizing, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
+      applyCrop(pipeline, sizing, await firstFrameCrop(firstFrame ?? open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
     } else if (sizing.width !== undefined || sizing.height !== undefined) {
       const placed = placesCrop(options, sizing)
       pipeline.resize({
