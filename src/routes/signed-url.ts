@@ -32,12 +32,17 @@ function imageOptions (options: ThumbdUrlOptions, format: OutputFormat, defaults
     position: options.position,
     background: options.background === undefined ? undefined : `#${options.background}`,
     format,
-    quality: options.quality ?? options.formatQuality?.[format as keyof Config['formatQuality']] ?? defaults[format as keyof Config['formatQuality']] ?? DEFAULT_QUALITY,
+    quality: urlQuality(options, format, defaults),
     withoutEnlargement: options.withoutEnlargement,
     url: { type, enlarge: !options.withoutEnlargement, dpr: options.dpr ?? 1, zoom: options.zoom ?? [1, 1], minWidth: options.minWidth, minHeight: options.minHeight, gravity: options.gravity, ops: urlOps(options) },
     ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
     ...(options.animated === false ? { animated: false } : {})
   }
+}
+
+/** The quality q, fq or FORMAT_QUALITY give a format (80 for one none names). */
+function urlQuality (options: ThumbdUrlOptions, format: OutputFormat, defaults: Config['formatQuality']): number {
+  return options.quality ?? options.formatQuality?.[format as keyof Config['formatQuality']] ?? defaults[format as keyof Config['formatQuality']] ?? DEFAULT_QUALITY
 }
 
 /** imgproxy's image operations, if the URL asks for any. */
@@ -216,7 +221,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const { step, delay, frames, frameWidth, frameHeight, fit, trim } = options.preview!
     return shared.withShared(`${redenormalizePath(path)}\n${format}`, request.clientGone, async (signal) => {
       const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
-      return { source: fetched, etag: entityTag(fetched.identity, 'preview', { ...normalisedOptions(options), format }) }
+      return { source: fetched, etag: entityTag(fetched.identity, 'preview', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality }) }
     }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
@@ -233,7 +238,8 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
         fit,
         delay,
         format,
-        quality: options.quality ?? DEFAULT_QUALITY
+        // A WebP preview's quality as a GET URL's WebP: q, fq or FORMAT_QUALITY (GIF takes none).
+        quality: urlQuality(options, format, config.formatQuality)
       }, sharedStop(signal, fetched.failed))
     }, async ({ etag }, animation) => {
       if (notModified(request, reply, etag, asked === 'auto', cacheControl)) return reply.send()
