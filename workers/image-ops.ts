@@ -63,18 +63,20 @@ export async function beforeResize (pipeline: Sharp, size: [number, number], ops
   const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true })
   const pageHeight = info.height / frames
   const frameBytes = info.width * pageHeight * info.channels
-  const done: Buffer[] = []
+  // Every frame comes out the same size: each is written into one buffer of them all (no copy to join them).
+  let done: Buffer | undefined
   let out = { width: 0, height: 0, channels: info.channels }
   for (let i = 0; i < frames; i++) {
     const frame = sharp(data.subarray(i * frameBytes, (i + 1) * frameBytes), { raw: { width: info.width, height: pageHeight, channels: info.channels } })
     const result = await opsOnFrame(frame, size, ops, position)
-    done.push(result.data)
     out = result.info
+    done ??= Buffer.allocUnsafe(result.data.length * frames)
+    result.data.copy(done, i * result.data.length)
   }
-  const animation = sharp(Buffer.concat(done), { raw: { width: out.width, height: out.height * frames, channels: out.channels, pageHeight: out.height }, pages: -1 })
+  const animation = sharp(done!, { raw: { width: out.width, height: out.height * frames, channels: out.channels, pageHeight: out.height }, pages: -1 })
   // sharp keeps delay and loop across format calls (encode() sets the format after): the source's timing.
   animation.gif({ ...(delay === undefined ? {} : { delay }), ...(loop === undefined ? {} : { loop }) })
-  const firstFrame = sharp(done[0]!, { raw: { width: out.width, height: out.height, channels: out.channels } })
+  const firstFrame = sharp(done!.subarray(0, out.width * out.height * out.channels), { raw: { width: out.width, height: out.height, channels: out.channels } })
   return { pipeline: animation, size: [out.width, out.height], firstFrame }
 }
 

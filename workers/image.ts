@@ -3,7 +3,7 @@
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
-import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
+import { applyCrop, checkAnimationInput, checkAnimationOps, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
@@ -86,6 +86,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const before = needsBefore(ops)
     // That pass works on raw pixels, an animation's frame by frame (workers/image-ops.ts).
     const frames = framesKept(header, options)
+    if (before) checkAnimationOps({ ...header, frames }, ctx.settings)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const { pipeline, size, firstFrame } = before
       ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames)

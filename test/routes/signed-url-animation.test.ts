@@ -80,3 +80,22 @@ test('a GIF out of a GIF source gets a new palette per frame, as imgproxy (libvi
     assert.ok(error < 1.5, `frame ${i}: mean difference ${error.toFixed(2)} from the resized source frame`)
   }
 })
+
+test('rot, c and fl of an animation hold all its frames raw: past MAX_INPUT_PIXELS together a 400 naming it; its resize and its still are served', async (t) => {
+  const gif = await media('gif') // 5 x 640x480 = 1 536 000 px together
+  const server = createServer((req, res) => res.writeHead(200, { 'content-length': gif.length }).end(gif))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise(resolve => server.close(resolve)))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, MAX_INPUT_PIXELS: String(640 * 480 * 4) })
+  const get = (asked: string) => {
+    const [options, ext] = asked.split('@')
+    return app.inject({ url: signedUrlPath(`/${options}/plain/${base}/a.gif@${ext}`, KEY, SALT) })
+  }
+  for (const options of ['rot:90/w:120@webp', 'fl:1:0@gif', 'c:100:100@webp']) {
+    const res = await get(options)
+    assert.equal(res.statusCode, 400, `${options}: ${res.body}`)
+    assert.match(res.json().message, /MAX_INPUT_PIXELS/)
+  }
+  for (const options of ['w:120@webp', 'rot:90/w:120@jpg', 'da:1/rot:90/w:120@webp']) assert.equal((await get(options)).statusCode, 200, options)
+})
