@@ -45,6 +45,16 @@ export function checkAnimationOutput (frames: number, width: number, height: num
 
 const budget = (settings: JobSettings) => ANIMATION_PIXELS_FACTOR * settings.maxInputPixels
 
+/**
+ * rot, c and fl of an animation hold all its frames' raw pixels at once (workers/image-ops.ts), not a strip at a
+ * time as the resize does: they take the pixels a still's raw pass may hold (MAX_INPUT_PIXELS), not 4 times that.
+ */
+export function checkAnimationOps ({ frames, width, height }: FrameHeader, settings: JobSettings): void {
+  if (frames > 1 && frames * width * height > settings.maxInputPixels) {
+    throw new JobError('BAD_OPTIONS', `rotate, crop or flip of ${frames} frames of ${width}x${height} px holds them all; at most ${settings.maxInputPixels} px together (MAX_INPUT_PIXELS), or ask for its still (da:1)`)
+  }
+}
+
 /** The box a smart crop chose on the first frame, in the coordinates of the frame scaled to cover the asked box. */
 export interface CropBox {
   left: number

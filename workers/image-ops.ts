@@ -40,10 +40,50 @@ export function place ([outerW, outerH]: [number, number], [innerW, innerH]: [nu
   return [Math.min(Math.max(0, left), outerW - innerW), Math.min(Math.max(0, top), outerH - innerH)]
 }
 
-/** Rotate, crop and flip the auto-rotated source: a pipeline of its pixels (raw) for the resize to start from, and their size. */
-export async function beforeResize (pipeline: Sharp, [width, height]: [number, number], ops: UrlOps, position: UrlGravity): Promise<{ pipeline: Sharp, size: [number, number] }> {
+/** What beforeResize hands on: the pixels (raw; an animation's frames stacked, with its page height), their frame size, and the first frame alone (for a smart crop). */
+export interface BeforeResize {
+  pipeline: Sharp
+  size: [number, number]
+  firstFrame: Sharp
+}
+
+/**
+ * Rotate, crop and flip the auto-rotated source. An animation (`frames` > 1, opened with all its pages) gets
+ * them frame by frame, as imgproxy does: sharp would turn or flip its frames as one tall image (their order
+ * reversed, or refused), so each frame is a pass of its own, and the frames' delays and loop count are set
+ * again on the result, whose raw pixels have lost them.
+ */
+export async function beforeResize (pipeline: Sharp, size: [number, number], ops: UrlOps, position: UrlGravity, frames = 1): Promise<BeforeResize> {
+  if (frames <= 1) {
+    const { data, info } = await opsOnFrame(pipeline, size, ops, position)
+    const still = () => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
+    return { pipeline: still(), size: [info.width, info.height], firstFrame: still() }
+  }
+  const { delay, loop } = await pipeline.metadata()
+  const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true })
+  const pageHeight = info.height / frames
+  const frameBytes = info.width * pageHeight * info.channels
+  // Every frame comes out the same size: each is written into one buffer of them all (no copy to join them).
+  let done: Buffer | undefined
+  let out = { width: 0, height: 0, channels: info.channels }
+  for (let i = 0; i < frames; i++) {
+    const frame = sharp(data.subarray(i * frameBytes, (i + 1) * frameBytes), { raw: { width: info.width, height: pageHeight, channels: info.channels } })
+    const result = await opsOnFrame(frame, size, ops, position)
+    out = result.info
+    done ??= Buffer.allocUnsafe(result.data.length * frames)
+    result.data.copy(done, i * result.data.length)
+  }
+  const animation = sharp(done!, { raw: { width: out.width, height: out.height * frames, channels: out.channels, pageHeight: out.height }, pages: -1 })
+  // sharp keeps delay and loop across format calls (encode() sets the format after): the source's timing.
+  animation.gif({ ...(delay === undefined ? {} : { delay }), ...(loop === undefined ? {} : { loop }) })
+  const firstFrame = sharp(done!.subarray(0, out.width * out.height * out.channels), { raw: { width: out.width, height: out.height, channels: out.channels } })
+  return { pipeline: animation, size: [out.width, out.height], firstFrame }
+}
+
+/** One frame's rotate, crop and flip, as raw pixels. */
+async function opsOnFrame (frame: Sharp, [width, height]: [number, number], ops: UrlOps, position: UrlGravity) {
   // One rotation per sharp pipeline besides the EXIF one: so the explicit one is a pass of its own.
-  let image = pipeline
+  let image = frame
   let size: [number, number] = [width, height]
   if (ops.rotate !== undefined) {
     const { data, info } = await image.rotate(ops.rotate).raw().toBuffer({ resolveWithObject: true })
@@ -57,8 +97,7 @@ export async function beforeResize (pipeline: Sharp, [width, height]: [number, n
   }
   if (ops.flip?.[0] === true) image.flop()
   if (ops.flip?.[1] === true) image.flip()
-  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true })
-  return { pipeline: sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }), size: [info.width, info.height] }
+  return image.raw().toBuffer({ resolveWithObject: true })
 }
 
 /** After the resize: the result crop placed by offsets or focus (instead of sharp's cover), filters, extend and padding. */

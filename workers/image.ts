@@ -3,7 +3,7 @@
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
-import { applyCrop, checkAnimationInput, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
+import { applyCrop, checkAnimationInput, checkAnimationOps, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
@@ -85,8 +85,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
     const before = needsBefore(ops)
-    // That pass works on one frame's raw pixels: an animation asked for it keeps its still first frame.
-    const frames = before ? 1 : framesKept(header, options)
+    // That pass works on raw pixels, an animation's frame by frame (workers/image-ops.ts).
+    const frames = framesKept(header, options)
+    if (before) checkAnimationOps({ ...header, frames }, ctx.settings)
     // GET URLs size as imgproxy does; undefined: no resize at all.
     const sizingOf = (size: [number, number]): ImageOptions & SharpResize => options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
@@ -103,9 +104,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
     const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
-    const { pipeline, size } = before
-      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 })
-      : { pipeline: turbo?.pipeline ?? open(input, ctx, colour, frames > 1).rotate(), size: source }
+    const { pipeline, size, firstFrame } = before
+      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames)
+      : { pipeline: turbo?.pipeline ?? open(input, ctx, colour, frames > 1).rotate(), size: source, firstFrame: undefined }
     pipeline.timeout({ seconds })
     const sizing = sizingOf(size)
     const [width, height] = outputSize(size, sizing)
@@ -116,7 +117,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (colour === 'keep' && !before) pipeline.keepIccProfile()
     if (frames > 1 && needsFirstFrameCrop(sizing)) {
       // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
-      applyCrop(pipeline, sizing, await firstFrameCrop(open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
+      applyCrop(pipeline, sizing, await firstFrameCrop(firstFrame ?? open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
     } else {
       const resize = resizeOf(sizing)
       if (resize !== undefined && turbo !== undefined) turbo.resize(pipeline, resize)

@@ -4,9 +4,11 @@
 // false, is a 400 naming it, never a silently different image.
 import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { Fit } from '../../contract/types.ts'
-import { canonical, FITS, FORMATS, HANDLERS, has, UNSUPPORTED, UrlOptionError, type Draft, type Put, type ThumbdUrlOptions } from './options.ts'
+import { FITS, FORMATS, has } from './arguments.ts'
+import { UrlOptionError, type Draft, type Put, type ThumbdUrlOptions } from './option-types.ts'
+import { canonical, HANDLERS, UNSUPPORTED } from './options.ts'
 
-export { UrlOptionError, type ThumbdUrlOptions, type UrlFormat } from './options.ts'
+export { UrlOptionError, type ThumbdUrlOptions, type UrlFormat } from './option-types.ts'
 
 /** Longest path taken (after /i/{signature}); longer is refused before any parsing. */
 export const MAX_PATH_LENGTH = 8192

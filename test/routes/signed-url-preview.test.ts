@@ -1,0 +1,32 @@
+// GET vta (imgproxy Pro's video_thumbnail_animation): a WebP preview's quality follows the GET URL's WebP, as
+// q, fq or FORMAT_QUALITY give it, and its ETag changes with that default.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { startOrigin } from '../../load/range-origin.ts'
+import { signedUrlPath } from '../../src/signed-urls/signature.ts'
+import { build } from '../helper.ts'
+import { media } from '../media.ts'
+
+const KEY = Buffer.alloc(32, 3)
+const SALT = Buffer.alloc(16, 5)
+const sign = (path: string) => signedUrlPath(path, KEY, SALT)
+
+test('vta: a WebP preview takes FORMAT_QUALITY\'s webp (was 80 whatever it said), fq and q over it; the ETag follows', async (t) => {
+  const origin = await startOrigin({ 'clip.mp4': await media('mp4-h264') })
+  t.after(origin.close)
+  const env = { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: origin.url('') }
+  const low = await build(t, { ...env, FORMAT_QUALITY: 'webp=10' })
+  const high = await build(t, { ...env, FORMAT_QUALITY: 'webp=95' })
+  const preview = async (app: typeof low, options = '') => {
+    const res = await app.inject({ url: sign(`/${options}vta:-1:100:4:320:0/plain/${origin.url('clip.mp4')}`) })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.headers['content-type'], 'image/webp')
+    return res
+  }
+  const [small, large] = [await preview(low), await preview(high)]
+  assert.ok(small.rawPayload.length * 2 < large.rawPayload.length, `webp=10: ${small.rawPayload.length} bytes, webp=95: ${large.rawPayload.length}`)
+  assert.notEqual(small.headers.etag, large.headers.etag)
+  // fq and q name the quality over FORMAT_QUALITY: the same bytes as the instance whose default it is.
+  assert.ok((await preview(low, 'fq:webp:95/')).rawPayload.equals(large.rawPayload), 'fq:webp:95 as webp=95')
+  assert.ok((await preview(high, 'q:10/')).rawPayload.equals(small.rawPayload), 'q:10 as webp=10')
+})
