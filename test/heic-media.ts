@@ -1,10 +1,14 @@
 // HEIC made at test time: ffmpeg's testsrc2 picture (photo-like detail) as PNG, then heif-enc (libheif's, HEVC
 // inside); or the same picture as libx265's HEVC stream, for HEIFs written box by box. Both files stay in `dir`,
 // named NAME.png and NAME.heic (NAME.hevc). And native/heif-decode run on one, watched.
+import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import type { FastifyInstance } from 'fastify'
+import { decoderChildren } from './faults/helpers.ts'
+import { leftoverTempFiles, postMedia } from './helper.ts'
 
 const run = promisify(execFile)
 
@@ -43,4 +47,16 @@ export async function decodeCountingThreads (file: string, args: string[]): Prom
   }
   await closed
   return { code: exit.code, stderr, peak }
+}
+
+/** A hostile HEIC's reply: `status` and `code`, in under 5 s, with nothing left behind. */
+export async function refusedHeic (app: FastifyInstance, name: string, body: Buffer, status: number, code: string): Promise<void> {
+  const started = Date.now()
+  const res = await postMedia(app, 'thumbnail', body, 'image/heic')
+  const json = String(res.headers['content-type']).includes('json')
+  assert.equal(res.statusCode, status, `${name}: ${json ? res.body : `${res.headers['content-type']}, decoded`}`)
+  assert.equal(res.json().code, code, name)
+  assert.ok(Date.now() - started < 5000, `${name}: answered in ${Date.now() - started} ms`)
+  assert.deepEqual(decoderChildren(), [], `${name}: no heif-decode left running`)
+  assert.deepEqual(leftoverTempFiles(app), [], `${name}: no temp file left`)
 }

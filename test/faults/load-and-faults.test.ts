@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { after, test } from 'node:test'
+import { after, test, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { OFFLOAD_BYTES } from '../../src/sources/digests.ts'
@@ -90,13 +90,9 @@ test('abort: clients that leave mid-job leave no ffmpeg and no temp file behind'
   // Mid-job: each decoder (found by the server's marker, wherever it is) is frozen as soon as it is seen, so
   // it cannot finish by itself: only a kill can end it now (SIGTERM waits for a SIGCONT, so this takes the
   // server's SIGKILL after its grace period). A kill that never comes fails the wait below, however slow the machine.
-  const frozen = new Set<number>()
   // Should the server fail to kill them, the test does: stopped processes would never end.
-  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
-  await waitFor(() => {
-    for (const { pid } of decoderProcesses()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
-    return frozen.size === clients.length
-  }, 20_000, 'both jobs\' ffmpeg to start')
+  const freeze = decoderFreezer(t)
+  await waitFor(() => freeze() === clients.length, 20_000, 'both jobs\' ffmpeg to start')
   for (const c of clients) c.abort()
   for (const result of await Promise.all(pending)) assert.equal((result as Error).name, 'AbortError')
   await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 10_000, 'their ffmpeg to be killed')
@@ -144,12 +140,7 @@ test('admission learns from jobs that time out: while such jobs hold the only th
   const slow = await media('slow-seek')
   // Each job's decoder is frozen as soon as it is seen: the job holds the thread until its deadline kills it,
   // as a hostile input that never finishes would.
-  const frozen = new Set<number>()
-  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
-  const freeze = () => {
-    for (const { pid } of decoderProcesses()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
-    return frozen.size
-  }
+  const freeze = decoderFreezer(t)
   const stuck = () => app.inject({ method: 'POST', url: '/api/thumbnail?at=8', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: slow })
   const idle = () => app.jobs.stats().running + app.jobs.stats().queued === 0
   // Two such jobs, one after the other: 504 each, after ~2 s of the thread.
@@ -179,12 +170,7 @@ test('admission learns from runs their clients cut short: a client that starts c
   const base = await listen(app)
   const slow = await media('slow-seek')
   // Each job's decoder is frozen as soon as it is seen: the job holds the thread as a costly input would.
-  const frozen = new Set<number>()
-  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
-  const freeze = () => {
-    for (const { pid } of decoderProcesses()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
-    return frozen.size
-  }
+  const freeze = decoderFreezer(t)
   const idle = () => app.jobs.stats().running + app.jobs.stats().queued === 0
   const start = () => {
     const client = new AbortController()
@@ -192,7 +178,7 @@ test('admission learns from runs their clients cut short: a client that starts c
   }
   // Two clients, one after the other, each leaving after its job held the thread 2 s.
   for (const n of [1, 2]) {
-    const before = frozen.size
+    const before = freeze()
     const { client, reply } = start()
     await waitFor(() => freeze() > before, 40_000, `job ${n}'s decoder to start`)
     await new Promise(resolve => setTimeout(resolve, 2000))
@@ -202,7 +188,7 @@ test('admission learns from runs their clients cut short: a client that starts c
   }
   // One more holds the thread: its expected cost is now at least what the cut runs ran (before: the 300 ms a
   // thumbnail starts with, under MAX_QUEUE_WAIT_MS, as runs cut by their clients taught admission nothing).
-  const before = frozen.size
+  const before = freeze()
   const holder = start()
   await waitFor(() => freeze() > before, 40_000, 'the third job\'s decoder to start')
   const started = Date.now()
@@ -216,3 +202,13 @@ test('admission learns from runs their clients cut short: a client that starts c
   await waitFor(() => app.jobs.stats().ffmpegChildren === 0 && decoderChildren().length === 0, 10_000, 'every decoder to be killed')
   assert.deepEqual(leftoverTempFiles(app), [])
 })
+
+/** Freezes (SIGSTOP) every decoder not frozen yet and answers how many are; each is killed when the test ends. */
+function decoderFreezer (t: TestContext): () => number {
+  const frozen = new Set<number>()
+  t.after(() => { for (const pid of frozen) { try { process.kill(pid, 'SIGKILL') } catch {} } })
+  return () => {
+    for (const { pid } of decoderProcesses()) if (!frozen.has(pid)) { process.kill(pid, 'SIGSTOP'); frozen.add(pid) }
+    return frozen.size
+  }
+}
