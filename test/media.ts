@@ -41,6 +41,8 @@ const RECIPES = {
   'webm-av1': ['av1.webm', [...pattern('640x360', 2), '-c:v', 'libsvtav1', '-preset', '12']],
   // One keyframe in 10 s of 1080p: seeking to 8 s decodes ~200 frames, a job that runs for a while.
   'slow-seek': ['slow-seek.mp4', [...pattern('1920x1080', 10), ...h264, '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0']],
+  // The same in HEVC Main 10 (x265, smaller: it encodes slowly): a keyframe seek there took no -skip_frame.
+  'slow-seek-hevc': ['slow-seek-hevc.mp4', [...pattern('640x360', 10), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'keyint=1000:min-keyint=1000:scenecut=0:log-level=error', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1']],
   // 20 s at 3 Mbit/s (~7.5 MB), a keyframe every 2 s: a file a poster frame needs little of. MP4's index at the
   // end (no faststart); Matroska's cues at the end too, found through its seek head.
   'long-mp4': ['long.mp4', [...pattern('640x360', 20), ...h264, '-b:v', '3M', '-g', '50']],

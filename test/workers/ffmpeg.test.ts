@@ -45,6 +45,19 @@ test('probe and frame command lines read only the local file through the forced 
   assert.match(boxed[boxed.indexOf('-vf') + 1]!, /^scale=.*640.*,setsar=1,scale=.*,thumbnail=n=50,scale=in_color_matrix=bt709,format=pix_fmts=rgba\|rgb24$/)
 })
 
+test('a one-thread keyframe grab decodes from the keyframe without skipping; frame threads and best-of still skip non-keyframes', () => {
+  const keyframeGrab = (threads: number, bestOf: number) => frameArgs({ input: fileInput('/tmp/y'), demuxer: 'mov', seekSeconds: 8, keyframe: true, bestOf, threads, maxPixels: 1000, maxStreams: 32, report: false, colour })
+  const lane = keyframeGrab(1, 0)
+  assert.ok(lane.includes('-noaccurate_seek'))
+  // -skip_frame nokey made a 4K HEVC Main 10 grab peak at 391 MB instead of 240 MB, for the same frame.
+  assert.ok(!lane.includes('-skip_frame'), 'one thread, one frame: the keyframe is the first decoded')
+  for (const [threads, bestOf] of [[2, 0], [1, 50]] as const) {
+    const args = keyframeGrab(threads, bestOf)
+    assert.equal(args[args.indexOf('-skip_frame') + 1], 'nokey', `threads ${threads}, best of ${bestOf}`)
+  }
+  assert.ok(!frameArgs({ input: fileInput('/tmp/y'), demuxer: 'mov', seekSeconds: 8, bestOf: 0, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, colour }).includes('-skip_frame'), 'exact seeks decode every frame')
+})
+
 test('a remote video is read over http from the range reader only, its demuxer still forced; sources in memory are refused', () => {
   const remote = videoInput({ location: 'remote', url: 'http://127.0.0.1:4567/token', port: 4567 })
   assert.deepEqual([remote.reads, remote.connectPort], [[], 4567], 'no file to read, one port to connect to')
