@@ -3,7 +3,8 @@
 // from a loopback origin, N connections each (default 8 and 20). Printed per phase: the server's high-water
 // mark (VmHWM) plus its helpers' PSS (zygotes, ffmpeg; PSS so shared pages count once), the peak of that sum
 // sampled every 200 ms, and where the server's memory is at the phase's end (V8 heap, external and array
-// buffers from its /metrics; anonymous and file-backed RSS from /proc/PID/status).
+// buffers from its /metrics; anonymous and file-backed RSS from /proc/PID/status). `--env NAME=VALUE` (repeatable)
+// adds to the server's environment, e.g. `--env GLIBC_TUNABLES=glibc.malloc.arena_max=1` to compare a lever.
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
@@ -14,9 +15,10 @@ import { processTree } from './sampler.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 
-const { values: flags } = parseArgs({ options: { connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '20' } } })
+const { values: flags } = parseArgs({ options: { connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '20' }, env: { type: 'string', multiple: true, default: [] } } })
 const [connections, seconds] = [Math.min(64, Number(flags.connections)), Math.min(120, Number(flags.duration))]
 const MB = 2 ** 20
+const extraEnv = Object.fromEntries(flags.env.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
 
 /** A /proc/PID/status field in bytes (its figures are kB), 0 when the process is gone. */
 function statusBytes (pid: number, field: string): number {
@@ -54,7 +56,7 @@ async function metric (base: string, names: string[]): Promise<string> {
 await warmCompileCache()
 const media = await sampleMedia(false)
 const statics = await startStaticServer(dirname(media.photo))
-const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...extraEnv })
 const auth = { authorization: `Bearer ${thumbd.apiKey}` }
 const phases = {
   video: { url: `${thumbd.base}/api/thumbnail?at=1`, headers: { ...auth, 'content-type': 'video/mp4' }, body: await readFile(media.video) },
