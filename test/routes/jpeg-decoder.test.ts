@@ -2,11 +2,10 @@
 // byte for byte sharp's; imgproxy's scale, decoded by libturbojpeg in a pool thread, gives another one.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { signedUrlPath } from '../../src/signed-urls/signature.ts'
+import { fileOrigin } from '../file-origin.ts'
 import { build, leftoverTempFiles, thumbnailOf } from '../helper.ts'
 
 const run = promisify(execFile)
@@ -38,10 +37,7 @@ test('JPEG_DECODER and JPEG_SHRINK refuse values they do not know', async (t) =>
 
 test('JPEG_SHRINK=auto (the default): a GET URL in imgproxy\'s dialect is decoded at imgproxy\'s scale, the API at sharp\'s', async (t) => {
   const photo = await cameraPhoto()
-  const origin = createServer((req, res) => res.writeHead(200, { 'content-length': photo.length }).end(photo))
-  await new Promise<void>(resolve => origin.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => origin.close(resolve)))
-  const base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`
+  const base = await fileOrigin(t, { 'photo.jpg': photo })
   const [key, salt] = ['aa'.repeat(32), 'bb'.repeat(32)]
   const served = async (env: Record<string, string>) => {
     const app = await build(t, { URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, ...env })

@@ -1,11 +1,10 @@
 // GET URLs of an animated GIF: imgproxy's rotate, crop and flip apply to every frame, as the resize does, and
 // the frames keep their order, delays and loop count.
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import sharp from 'sharp'
 import { signedUrlPath } from '../../src/signed-urls/signature.ts'
+import { fileOrigin } from '../file-origin.ts'
 import { build } from '../helper.ts'
 import { media } from '../media.ts'
 
@@ -26,14 +25,7 @@ test('rot, c and fl of an animated GIF apply to every frame, in order, with its 
   const gif = await media('gif') // 5 frames of 640x480, 200 ms each; testsrc2 moves, so frames differ
   const files: Record<string, Buffer> = { 'a.gif': gif }
   for (const i of [0, 4]) files[`f${i}.png`] = await sharp(gif, { page: i }).png().toBuffer()
-  const server = createServer((req, res) => {
-    const file = files[req.url!.slice(1)]
-    if (file === undefined) return res.writeHead(404).end()
-    res.writeHead(200, { 'content-length': file.length }).end(file)
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => server.close(resolve)))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const base = await fileOrigin(t, files)
   const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/` })
   const get = (options: string, file: string, ext: string) => app.inject({ url: signedUrlPath(`/${options}/plain/${base}/${file}${ext}`, KEY, SALT) })
   for (const [options, size] of [
@@ -66,10 +58,7 @@ test('rot, c and fl of an animated GIF apply to every frame, in order, with its 
 
 test('a GIF out of a GIF source gets a new palette per frame, as imgproxy (libvips) makes it: sharp\'s reuse of the source\'s erred 2.8 on average', async (t) => {
   const gif = await media('gif')
-  const server = createServer((req, res) => res.writeHead(200, { 'content-length': gif.length }).end(gif))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => server.close(resolve)))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const base = await fileOrigin(t, { 'a.gif': gif })
   const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/` })
   const res = await app.inject({ url: signedUrlPath(`/rs:fit:160:160/plain/${base}/a.gif@gif`, KEY, SALT) })
   assert.equal(res.statusCode, 200, res.body)
@@ -83,10 +72,7 @@ test('a GIF out of a GIF source gets a new palette per frame, as imgproxy (libvi
 
 test('rot, c and fl of an animation hold all its frames raw: past MAX_INPUT_PIXELS together a 400 naming it; its resize and its still are served', async (t) => {
   const gif = await media('gif') // 5 x 640x480 = 1 536 000 px together
-  const server = createServer((req, res) => res.writeHead(200, { 'content-length': gif.length }).end(gif))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => server.close(resolve)))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const base = await fileOrigin(t, { 'a.gif': gif })
   const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, MAX_INPUT_PIXELS: String(640 * 480 * 4) })
   const get = (asked: string) => {
     const [options, ext] = asked.split('@')

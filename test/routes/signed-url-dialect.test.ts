@@ -2,11 +2,10 @@
 // from sharp's fits, dpr and rs:auto, bg on every format, expiring URLs, file names, skp, mb, and imgproxy's
 // output settings (quality per format, full chroma at high JPEG quality).
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import sharp from 'sharp'
 import { signedUrlPath } from '../../src/signed-urls/signature.ts'
+import { fileOrigin } from '../file-origin.ts'
 import { build, decoded } from '../helper.ts'
 
 const KEY = Buffer.from('943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881', 'hex')
@@ -25,14 +24,7 @@ async function sources () {
 
 async function setup (t: import('node:test').TestContext, env: Record<string, string> = {}) {
   const files = await sources()
-  const server = createServer((req, res) => {
-    const file = files[req.url!.slice(1)]
-    if (file === undefined) return res.writeHead(404).end()
-    res.writeHead(200, { 'content-length': file.length }).end(file)
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => server.close(resolve)))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const base = await fileOrigin(t, files)
   // Pixels are checked against sharp's own steps, so JPEGs decode at sharp's scale (GET URLs' default,
   // imgproxy's scale, is tested in jpeg-decoder.test.ts).
   const app = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, JPEG_SHRINK: 'quality', ...env })
@@ -160,10 +152,7 @@ test('PNG as imgproxy saves it: a palette source (GIF, palette PNG) stays a pale
   const { get } = await setup(t)
   const gif = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#336699' } }).composite([{ input: { text: { text: 'thumbd', dpi: 300 } }, left: 10, top: 10 }]).gif().toBuffer()
   const palettePng = await sharp(gif).png({ palette: true, colours: 16 }).toBuffer()
-  const src = createServer((req, res) => res.end(req.url === '/a.gif' ? gif : palettePng))
-  await new Promise<void>(resolve => src.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => src.close(resolve)))
-  const base = `http://127.0.0.1:${(src.address() as AddressInfo).port}`
+  const base = await fileOrigin(t, { 'a.gif': gif, 'b.png': palettePng })
   const other = await build(t, { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, JPEG_SHRINK: 'quality' })
   for (const file of ['a.gif', 'b.png']) {
     const res = await other.inject({ url: sign(`/w:300/plain/${base}/${file}@png`) })
