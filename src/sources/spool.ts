@@ -78,7 +78,6 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
       if (!sink.inMemory) await digester.stopDeferring()
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
-    if (!sink.inMemory) await digester.stopDeferring()
     let ref = await sink.finish()
     let digests: SpooledSource['digests']
     if (ref.location === 'memory') {
