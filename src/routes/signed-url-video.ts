@@ -36,7 +36,7 @@ export function videoReplies (app: FastifyInstance, { shared, config, cacheContr
     const format = asked === 'vtt' ? 'jpeg' : asked
     return shared.withShared(`${redenormalizePath(path)}\n${asked}`, request.clientGone, async (signal) => {
       const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
-      return { source: fetched, etag: entityTag(fetched.identity, 'storyboard', { ...normalisedOptions(options), format: asked }) }
+      return { source: fetched, etag: entityTag(fetched.identity, 'storyboard', { ...normalisedOptions(options), format: asked, defaultQuality: config.formatQuality }) }
     }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('storyboards are made of videos')
@@ -48,7 +48,8 @@ export function videoReplies (app: FastifyInstance, { shared, config, cacheContr
         columns: board.columns,
         tileWidth: board.tileWidth,
         format,
-        quality: options.quality ?? DEFAULT_QUALITY
+        // The sprite's quality as a GET URL's image of its format: q, fq or FORMAT_QUALITY.
+        quality: urlQuality(options, format, config.formatQuality)
       }, sharedStop(signal, fetched.failed))
     }, async ({ etag }, storyboard) => {
       if (notModified(request, reply, etag, false, cacheControl)) return reply.send()
