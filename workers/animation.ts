@@ -2,8 +2,10 @@
 // tall image (pages: -1, with its page height) and already resizes, gravity-crops (CropMultiPage), pads
 // (EmbedMultiPage) and extracts per frame, carrying each frame's delay and the loop count to the encoder.
 // What it refuses on such an image is done here: a smart crop is chosen on the first frame and applied to
-// every frame as an extract; a 90-degree EXIF turn (orientations 5-8, which sharp cannot apply per frame)
-// keeps the still first frame. The bounds are checked from the header, before any frame is decoded.
+// every frame as an extract; an EXIF turn or upside-down flip (orientations 3-8), which sharp applies to the
+// tall image as one (reversing the frames' order), is applied frame by frame in the pass before the resize
+// (workers/image-ops.ts), within that pass' pixel bound, else the still first frame is kept. The bounds are
+// checked from the header, before any frame is decoded.
 import type { Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR } from '../contract/limits.ts'
@@ -30,11 +32,18 @@ export function checkAnimationInput ({ frames, width, height }: FrameHeader, set
   }
 }
 
-/** How many frames the output keeps: all of them where the format animates and the ask allows, else 1 (the first, decoded alone). */
-export function framesKept (header: FrameHeader, options: Pick<ImageOptions, 'format' | 'animated'>): number {
+/**
+ * How many frames the output keeps: all of them where the format animates and the ask allows, else 1 (the first,
+ * decoded alone). An animation that must be turned frame by frame (orientsPerFrame) keeps them all only within
+ * the raw pass' bound (checkAnimationOps), since the EXIF asked it, not the client.
+ */
+export function framesKept (header: FrameHeader, options: Pick<ImageOptions, 'format' | 'animated'>, settings: JobSettings): number {
   if (header.frames <= 1 || options.animated === false || !ANIMATED_FORMATS.has(options.format)) return 1
-  return header.orientation >= 5 ? 1 : header.frames
+  return orientsPerFrame(header) && header.frames * header.width * header.height > settings.maxInputPixels ? 1 : header.frames
 }
+
+/** EXIF orientations 3-8 turn or flip the picture upside down: on a tall image of frames that reverses their order. (2 mirrors each frame in place.) */
+export const orientsPerFrame = (header: Pick<FrameHeader, 'frames' | 'orientation'>) => header.frames > 1 && header.orientation >= 3
 
 /** An animated output is bounded like its input: all its frames together within the same pixel budget. */
 export function checkAnimationOutput (frames: number, width: number, height: number, settings: JobSettings): void {

@@ -53,7 +53,7 @@ export interface BeforeResize {
  * reversed, or refused), so each frame is a pass of its own, and the frames' delays and loop count are set
  * again on the result, whose raw pixels have lost them.
  */
-export async function beforeResize (pipeline: Sharp, size: [number, number], ops: UrlOps, position: UrlGravity, frames = 1): Promise<BeforeResize> {
+export async function beforeResize (pipeline: Sharp, size: [number, number], ops: UrlOps, position: UrlGravity, frames = 1, orientation = 1): Promise<BeforeResize> {
   if (frames <= 1) {
     const { data, info } = await opsOnFrame(pipeline, size, ops, position)
     const still = () => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
@@ -68,7 +68,7 @@ export async function beforeResize (pipeline: Sharp, size: [number, number], ops
   let out = { width: 0, height: 0, channels: info.channels }
   for (let i = 0; i < frames; i++) {
     const frame = sharp(data.subarray(i * frameBytes, (i + 1) * frameBytes), { raw: { width: info.width, height: pageHeight, channels: info.channels } })
-    const result = await opsOnFrame(frame, size, ops, position)
+    const result = await opsOnFrame(orientation === 1 ? frame : await oriented(frame, orientation), size, ops, position)
     out = result.info
     done ??= Buffer.allocUnsafe(result.data.length * frames)
     result.data.copy(done, i * result.data.length)
@@ -78,6 +78,24 @@ export async function beforeResize (pipeline: Sharp, size: [number, number], ops
   animation.gif({ ...(delay === undefined ? {} : { delay }), ...(loop === undefined ? {} : { loop }) })
   const firstFrame = sharp(done!.subarray(0, out.width * out.height * out.channels), { raw: { width: out.width, height: out.height, channels: out.channels } })
   return { pipeline: animation, size: [out.width, out.height], firstFrame }
+}
+
+/**
+ * What EXIF orientation 2-8 asks, as a turn then a mirror: 5 (transpose) is a quarter turn then a mirror
+ * left to right, 7 (transverse) a quarter turn then upside down.
+ */
+const ORIENTATIONS: Record<number, { angle: number, flop?: true, flip?: true }> = {
+  2: { angle: 0, flop: true }, 3: { angle: 180 }, 4: { angle: 0, flip: true }, 5: { angle: 90, flop: true }, 6: { angle: 90 }, 7: { angle: 90, flip: true }, 8: { angle: 270 }
+}
+
+/** One frame (raw, as stored) turned as its EXIF orientation says, as a raw image; the turn is a pass of its own, as in opsOnFrame. */
+async function oriented (frame: Sharp, orientation: number): Promise<Sharp> {
+  const { angle, flop, flip } = ORIENTATIONS[orientation] ?? { angle: 0 }
+  const { data, info } = await frame.rotate(angle).raw().toBuffer({ resolveWithObject: true })
+  const image = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
+  if (flop === true) image.flop()
+  if (flip === true) image.flip()
+  return image
 }
 
 /** One frame's rotate, crop and flip, as raw pixels. */

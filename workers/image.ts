@@ -3,7 +3,7 @@
 import sharp, { type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
-import { applyCrop, checkAnimationInput, checkAnimationOps, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, type FrameHeader } from './animation.ts'
+import { applyCrop, checkAnimationInput, checkAnimationOps, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, orientsPerFrame, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
 import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
@@ -86,8 +86,10 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     const ops = options.url?.ops
     const before = needsBefore(ops)
     // That pass works on raw pixels, an animation's frame by frame (workers/image-ops.ts).
-    const frames = framesKept(header, options)
+    const frames = framesKept(header, options, ctx.settings)
     if (before) checkAnimationOps({ ...header, frames }, ctx.settings)
+    // An animation turned upside down or a quarter by EXIF is turned frame by frame in that pass too (workers/animation.ts).
+    const orientation = orientsPerFrame({ ...header, frames }) ? header.orientation : 1
     // GET URLs size as imgproxy does; undefined: no resize at all.
     const sizingOf = (size: [number, number]): ImageOptions & SharpResize => options.url === undefined ? options : { ...options, ...urlResize(size, options) ?? { width: undefined, height: undefined } }
     // JPEG has no alpha: its background is opaque (#RRGGBB of #RRGGBBAA), so the bars and the transparent pixels
@@ -102,10 +104,11 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       return { width: placed ? sizing.scaled![0] : sizing.width, height: placed ? sizing.scaled![1] : sizing.height, fit: placed ? 'fill' as const : sizing.fit, position: options.position, background, withoutEnlargement: sizing.withoutEnlargement }
     }
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
-    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined)
+    const turbo = before || orientation !== 1 || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
-    const { pipeline, size, firstFrame } = before
-      ? await beforeResize(open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1).rotate().timeout({ seconds }), source, ops!, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames)
+    const opened = () => open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1)
+    const { pipeline, size, firstFrame } = before || orientation !== 1
+      ? await beforeResize((orientation === 1 ? opened().rotate() : opened()).timeout({ seconds }), source, ops ?? {}, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames, orientation)
       : { pipeline: turbo?.pipeline ?? open(input, ctx, colour, frames > 1).rotate(), size: source, firstFrame: undefined }
     pipeline.timeout({ seconds })
     const sizing = sizingOf(size)
@@ -114,7 +117,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
     checkAnimationOutput(frames, width, height, ctx.settings)
-    if (colour === 'keep' && !before) pipeline.keepIccProfile()
+    if (colour === 'keep' && !before && orientation === 1) pipeline.keepIccProfile()
     if (frames > 1 && needsFirstFrameCrop(sizing)) {
       // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
       applyCrop(pipeline, sizing, await firstFrameCrop(firstFrame ?? open(input, ctx, colour).rotate().timeout({ seconds }), sizing))
