@@ -104,7 +104,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       return { width: placed ? sizing.scaled![0] : sizing.width, height: placed ? sizing.scaled![1] : sizing.height, fit: placed ? 'fill' as const : sizing.fit, position: options.position, background, withoutEnlargement: sizing.withoutEnlargement }
     }
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
-    const turbo = before || orientation !== 1 || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined)
+    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const opened = () => open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1)
     const { pipeline, size, firstFrame } = before || orientation !== 1
