@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 
 const CHILD = fileURLToPath(new URL('probe-child.ts', import.meta.url))
 
-export interface ProbeResult { p50Ms: number, p99Ms: number, maxMs: number, samples: number, statuses: Record<string, number> }
+export interface ProbeResult { p50Ms: number, p95Ms: number, p99Ms: number, maxMs: number, samples: number, statuses: Record<string, number> }
 
 export function startHealthProbe (base: string, everyMs = 100) {
   const child = spawn(process.execPath, [CHILD, base, String(everyMs)], { stdio: ['pipe', 'pipe', 'inherit'] })
@@ -26,7 +26,7 @@ export function startHealthProbe (base: string, everyMs = 100) {
       const { latencies, statuses } = parsed
       const counts: Record<string, number> = {}
       for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1
-      return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies), samples: latencies.length, statuses: counts }
+      return { p50Ms: percentile(latencies, 50), p95Ms: percentile(latencies, 95), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies), samples: latencies.length, statuses: counts }
     }
   }
 }
