@@ -21,10 +21,15 @@ const HEAVY_SAMPLE_BYTES = 3840 * 2160 * 2
 /** Tiles closer than this take the pass: a seek then decodes about half a keyframe interval (≥ 1 s in the videos people have) per tile, more than the pass's one interval. */
 export const PASS_INTERVAL = 0.5
 
-/** Whether the storyboard takes one pass: a heavy decoder (deep samples, large frames) and dense tiles. */
-export function takesPass (info: VideoInfo, interval: number): boolean {
+/**
+ * Whether the storyboard takes one pass: a heavy decoder (deep samples, large frames), tiles denser than
+ * PASS_INTERVAL, and frames denser than tiles (the pass takes each frame once; seeks would repeat a frame
+ * for tiles closer than frames, so a video of unknown or slower rate keeps the seeks).
+ */
+export function takesPass (info: VideoInfo, interval: number, frameRate: number | undefined): boolean {
   const depth = bitDepth(info.stream?.pixFmt) ?? 8
-  return interval < PASS_INTERVAL && info.width * info.height * (depth > 8 ? 2 : 1) >= HEAVY_SAMPLE_BYTES
+  const heavy = info.width * info.height * (depth > 8 ? 2 : 1) >= HEAVY_SAMPLE_BYTES
+  return heavy && interval < PASS_INTERVAL && frameRate !== undefined && interval * frameRate >= 1
 }
 
 /**

@@ -7,7 +7,7 @@ import { JobError } from '../contract/job-error.ts'
 import { MAX_STORYBOARD_TILES as MAX_TILES } from '../contract/limits.ts'
 import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/types.ts'
 import { classify } from './image.ts'
-import { displayed } from './info.ts'
+import { displayed, rate } from './info.ts'
 import { spriteLayout } from './storyboard-layout.ts'
 import { passFrames, takesPass } from './storyboard-pass.ts'
 import { boundFor, grabFrame, PRESCALE_FACTOR, probeWithLimits } from './video.ts'
@@ -38,7 +38,8 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   // The job's decoder threads become lanes of one-thread grabs: one keyframe gains little from frame
   // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour: 7.8 s -> see docs/benchmarks.md).
   // Dense tiles of a heavy decode (4K 10-bit) are one pass of one decoder instead (workers/storyboard-pass.ts).
-  const pass = seek === 'exact' && takesPass(info, interval)
+  const stream = probe.streams?.find(s => s.codec_type === 'video')
+  const pass = seek === 'exact' && takesPass(info, interval, rate(stream?.avg_frame_rate) ?? rate(stream?.r_frame_rate))
     ? await passFrames(input, media, info, interval, count, ctx, tileWidth * PRESCALE_FACTOR, bound).catch(err => { throw classify(err) })
     : undefined
   const lanes = pass !== undefined ? 1 : Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))
