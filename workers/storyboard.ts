@@ -1,7 +1,8 @@
 // Storyboards: N frames of a video, at a fixed interval or a fixed count, as one sprite sheet, for a player's
 // scrub previews. One seek per tile, never a decode of the whole video: a 1-hour video costs what 60 frame
 // grabs cost. Where tiles are at least KEYFRAME_INTERVAL apart each takes the keyframe at or before its
-// time (no decoding up to it); closer tiles take the exact frame, as keyframes would repeat.
+// time (no decoding up to it); closer tiles take the exact frame, as keyframes would repeat. Close tiles of a
+// heavy decoder (4K 10-bit) are one decode pass instead (workers/storyboard-pass.ts).
 import sharp, { type OverlayOptions } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_STORYBOARD_TILES as MAX_TILES } from '../contract/limits.ts'
