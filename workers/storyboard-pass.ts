@@ -22,14 +22,21 @@ const HEAVY_SAMPLE_BYTES = 3840 * 2160 * 2
 export const PASS_INTERVAL = 0.5
 
 /**
- * Whether the storyboard takes one pass: a heavy decoder (deep samples, large frames), tiles denser than
- * PASS_INTERVAL, and frames denser than tiles (the pass takes each frame once; seeks would repeat a frame
- * for tiles closer than frames, so a video of unknown or slower rate keeps the seeks).
+ * The pass's frames are all held until the sprite is built, where seeks hold one each: at most this many bytes
+ * of them (60 tiles of 160 px: ~10 MB; 60 of 640 px: ~220 MB, which keep the seeks).
  */
-export function takesPass (info: VideoInfo, interval: number, frameRate: number | undefined): boolean {
+export const PASS_HELD_BYTES = 64 * 2 ** 20
+
+/**
+ * Whether the storyboard takes one pass: a heavy decoder (deep samples, large frames), tiles denser than
+ * PASS_INTERVAL, frames denser than tiles (the pass takes each frame once; seeks would repeat a frame
+ * for tiles closer than frames, so a video of unknown or slower rate keeps the seeks), and the frames it
+ * would hold (`heldBytes`) within PASS_HELD_BYTES.
+ */
+export function takesPass (info: VideoInfo, interval: number, frameRate: number | undefined, heldBytes: number): boolean {
   const depth = bitDepth(info.stream?.pixFmt) ?? 8
   const heavy = info.width * info.height * (depth > 8 ? 2 : 1) >= HEAVY_SAMPLE_BYTES
-  return heavy && interval < PASS_INTERVAL && frameRate !== undefined && interval * frameRate >= 1
+  return heavy && interval < PASS_INTERVAL && frameRate !== undefined && interval * frameRate >= 1 && heldBytes <= PASS_HELD_BYTES
 }
 
 /**

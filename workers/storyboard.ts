@@ -40,7 +40,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour: 7.8 s -> see docs/benchmarks.md).
   // Dense tiles of a heavy decode (4K 10-bit) are one pass of one decoder instead (workers/storyboard-pass.ts).
   const stream = probe.streams?.find(s => s.codec_type === 'video')
-  const pass = seek === 'exact' && takesPass(info, interval, rate(stream?.avg_frame_rate) ?? rate(stream?.r_frame_rate))
+  const pass = seek === 'exact' && takesPass(info, interval, rate(stream?.avg_frame_rate) ?? rate(stream?.r_frame_rate), count * bound.width * bound.height * 4)
     ? await passFrames(input, media, info, interval, count, ctx, tileWidth * PRESCALE_FACTOR, bound).catch(err => { throw classify(err) })
     : undefined
   const lanes = pass !== undefined ? 1 : Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))

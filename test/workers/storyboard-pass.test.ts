@@ -18,13 +18,17 @@ import { tempFolder } from '../temp-folder.ts'
 const run = promisify(execFile)
 const video = (width: number, height: number, pixFmt: string) => ({ duration: 10, width, height, streams: 1, stream: { width, height, pixFmt } })
 
-test('only dense tiles of a heavy decoder, over frames denser than the tiles, take the pass', () => {
-  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, 25), true, '4K Main 10, 60 tiles of 10 s')
-  assert.equal(takesPass(video(3840, 2160, 'yuv420p'), 10 / 60, 25), false, '8-bit 4K keeps its two lanes')
-  assert.equal(takesPass(video(1920, 1080, 'yuv420p10le'), 10 / 60, 25), false, '10-bit 1080p is a light decoder')
-  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 1, 25), false, 'sparse tiles keep the seeks')
-  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, 4), false, 'frames sparser than tiles keep the seeks')
-  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, undefined), false, 'an unknown rate keeps the seeks')
+/** What 60 tiles of 160 px hold in the pass: 60 frames of 328x188 RGBA. */
+const SMALL = 60 * 328 * 188 * 4
+
+test('only dense tiles of a heavy decoder, over frames denser than the tiles, within the bytes a pass may hold, take the pass', () => {
+  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, 25, 200 * 1288 * 728 * 4), false, '200 tiles of 640 px would hold 750 MB of frames: seeks')
+  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, 25, SMALL), true, '4K Main 10, 60 tiles of 10 s')
+  assert.equal(takesPass(video(3840, 2160, 'yuv420p'), 10 / 60, 25, SMALL), false, '8-bit 4K keeps its two lanes')
+  assert.equal(takesPass(video(1920, 1080, 'yuv420p10le'), 10 / 60, 25, SMALL), false, '10-bit 1080p is a light decoder')
+  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 1, 25, SMALL), false, 'sparse tiles keep the seeks')
+  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, 4, SMALL), false, 'frames sparser than tiles keep the seeks')
+  assert.equal(takesPass(video(3840, 2160, 'yuv420p10le'), 10 / 60, undefined, SMALL), false, 'an unknown rate keeps the seeks')
 })
 
 test('the pass reads the guarded input once, on slice threads, taking the first frame at or after each tile', () => {
