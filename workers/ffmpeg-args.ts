@@ -112,3 +112,32 @@ export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = fa
     '-f', 'image2pipe', '-c:v', 'pam', 'pipe:1'
   ]
 }
+
+export interface PassRequest extends Pick<FrameRequest, 'input' | 'demuxer' | 'decoder' | 'threads' | 'maxPixels' | 'maxStreams' | 'coverBox' | 'bound' | 'colour'> {
+  /** Seconds between the frames taken: the first frame at or after each multiple of it, `count` frames at most. */
+  interval: number
+  count: number
+}
+
+/**
+ * One decode from the start taking the first frame at or after each multiple of `interval`, as PAMs one
+ * after another on stdout: what `count` exact seeks give, each frame decoded once, by one decoder. Its
+ * threads work on rows of one frame (`slice`: HEVC's wavefront rows), not on frames in flight, which would
+ * hold a frame of references each (4K Main 10: 241 MB on two slice threads, 271 MB on two frame threads).
+ */
+export function passArgs ({ input, demuxer, decoder, threads, maxPixels, maxStreams, coverBox, bound, colour, interval, count }: PassRequest): string[] {
+  return [
+    ...quiet,
+    '-nostdin',
+    '-threads', String(threads), '-thread_type', 'slice',
+    '-max_pixels', String(maxPixels),
+    '-max_streams', String(maxStreams),
+    ...(decoder === undefined ? [] : ['-c:v', decoder]),
+    ...guardedInput(input, demuxer),
+    '-map', '0:v:0', '-an', '-sn', '-dn',
+    '-vf', `select='gte(t,selected_n*${interval})',${frameFilters({ coverBox, bound, bestOf: 0, colour })}`,
+    '-fps_mode', 'passthrough',
+    '-frames:v', String(count),
+    '-f', 'image2pipe', '-c:v', 'pam', 'pipe:1'
+  ]
+}

@@ -94,7 +94,7 @@ export function displayed (probe: ProbeJson, info: VideoInfo): { width: number, 
 }
 
 /** "30000/1001" -> 29.97 */
-function rate (value: string | undefined): number | undefined {
+export function rate (value: string | undefined): number | undefined {
   const [n, d] = (value ?? '').split('/').map(Number)
   return n !== undefined && d !== undefined && n > 0 && d > 0 ? Math.round((n / d) * 1000) / 1000 : undefined
 }

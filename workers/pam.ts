@@ -25,3 +25,17 @@ export function parsePam (bytes: Uint8Array): RawFrame {
   }
   return { data, width, height, channels }
 }
+
+/** PAMs one after another (a pass that writes several frames), each parsed as parsePam does. */
+export function parsePams (bytes: Uint8Array): RawFrame[] {
+  const frames: RawFrame[] = []
+  for (let at = 0; at < bytes.length;) {
+    const head = Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(bytes.length - at, 96)).toString('latin1')
+    const match = HEADER.exec(head)
+    if (match === null) throw new JobError('MEDIA_UNREADABLE', 'no frame could be decoded')
+    const end = at + match[0].length + Number(match[1]) * Number(match[2]) * Number(match[3])
+    frames.push(parsePam(bytes.subarray(at, Math.min(end, bytes.length))))
+    at = end
+  }
+  return frames
+}

@@ -1,15 +1,17 @@
 // Storyboards: N frames of a video, at a fixed interval or a fixed count, as one sprite sheet, for a player's
 // scrub previews. One seek per tile, never a decode of the whole video: a 1-hour video costs what 60 frame
 // grabs cost. Where tiles are at least KEYFRAME_INTERVAL apart each takes the keyframe at or before its
-// time (no decoding up to it); closer tiles take the exact frame, as keyframes would repeat.
+// time (no decoding up to it); closer tiles take the exact frame, as keyframes would repeat. Close tiles of a
+// heavy decoder (4K 10-bit) are one decode pass instead (workers/storyboard-pass.ts).
 import sharp, { type OverlayOptions } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_STORYBOARD_TILES as MAX_TILES } from '../contract/limits.ts'
 import type { JobContext, StoryboardResult, StoryboardTask } from '../contract/types.ts'
 import { classify } from './image.ts'
-import { displayed } from './info.ts'
+import { displayed, rate } from './info.ts'
 import { spriteLayout } from './storyboard-layout.ts'
-import { boundFor, grabFrame, probeWithLimits } from './video.ts'
+import { passFrames, takesPass } from './storyboard-pass.ts'
+import { boundFor, grabFrame, PRESCALE_FACTOR, probeWithLimits } from './video.ts'
 import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
@@ -36,7 +38,12 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   const pieces: OverlayOptions[] = []
   // The job's decoder threads become lanes of one-thread grabs: one keyframe gains little from frame
   // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour: 7.8 s -> see docs/benchmarks.md).
-  const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))
+  // Dense tiles of a heavy decode (4K 10-bit) are one pass of one decoder instead (workers/storyboard-pass.ts).
+  const stream = probe.streams?.find(s => s.codec_type === 'video')
+  const pass = seek === 'exact' && takesPass(info, interval, rate(stream?.avg_frame_rate) ?? rate(stream?.r_frame_rate), count * bound.width * bound.height * 4)
+    ? await passFrames(input, media, info, interval, count, ctx, tileWidth * PRESCALE_FACTOR, bound).catch(err => { throw classify(err) })
+    : undefined
+  const lanes = pass !== undefined ? 1 : Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))
   const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }
   let next = 0
   /** Set by the first lane that fails: the others stop at their next tile. */
@@ -45,7 +52,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
     for (let i = next++; i < count && !stop.failed; i = next++) {
       ctx.signal.throwIfAborted()
       const start = i * interval
-      const frame = await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth }, bound)
+      const frame = pass?.[i] ?? await grabFrame(input, media, { at: { seconds: Math.min(start, Math.max(0, duration - 0.1)) }, best: false, seek }, laneCtx, { width: tileWidth }, bound)
       const tile = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
         .resize(tileWidth, tileHeight, { fit: 'cover' }).flatten().raw().toBuffer()
       const [x, y] = [(i % task.columns) * tileWidth, Math.floor(i / task.columns) * tileHeight]

@@ -47,7 +47,7 @@ export interface VideoInfo {
 }
 
 /** ffmpeg shrinks the frame to about twice the output size: sharp's final resize still has detail to work with. */
-const PRESCALE_FACTOR = 2
+export const PRESCALE_FACTOR = 2
 
 /** The colour path taken before the input report says otherwise: what most video is (SDR BT.709, HD). */
 const USUAL_COLOUR = colourPath({ width: 1920, height: 1080 })
