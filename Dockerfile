@@ -19,10 +19,9 @@ FROM node:24-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg tini libheif1 libpng16-16 libturbojpeg0 \
  && rm -rf /var/lib/apt/lists/*
-# One malloc arena: libvips' threads reuse each other's decode buffers; blocks of 4 MiB and more mapped apart,
-# on huge pages, and unmapped when freed (src/node-flags.ts, SERVER_ENV).
+# One malloc arena: libvips' threads reuse each other's decode buffers (src/node-flags.ts, SERVER_ENV).
 ENV NODE_ENV=production \
-    GLIBC_TUNABLES=glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864:glibc.malloc.hugetlb=1 \
+    GLIBC_TUNABLES=glibc.malloc.arena_max=1 \
     PORT=3000 \
     HOST=0.0.0.0 \
     TMP_DIR=/tmp/thumbd \

@@ -23,18 +23,5 @@ export const SERVER_NODE_FLAGS = ['--v8-pool-size=1', '--max-semi-space-size=4']
  * kernel and faulted them in again (~13,800 page faults per photo against ~1,500). Video, 3 MP photos,
  * 100 MB hashes and /health under 200 connections: no change. The price: memory freed after a burst stays
  * with the process (jemalloc gave it back).
- *
- * `mmap_threshold=4194304:trim_threshold=67108864:hugetlb=1` (issue 35, memory under mixed load): blocks of 4 MiB
- * and more (a progressive 15 MP JPEG's coefficient arrays, 30 + 2 × 7.5 MB a decode; the fetched sources) are
- * mapped apart and unmapped when freed, instead of growing the one arena, which glibc's default (a threshold
- * that rises to the largest block freed, up to 32 MiB) let grow to 360-480 MB. `load/mixed-memory.ts` (20 s of
- * 1080p video then 20 s of 15 MP photos by URL, 8 connections), alternating, 2026-11-27, load 6-17 from other
- * sessions: high-water + helpers' PSS 559-565 MB (2 runs), 572-621 MB without hugetlb (5 runs), against
- * 540-691 MB (10 runs, mean 614); the arena after the photos 113-143 MB against 358-476. Mapped blocks alone
- * cost page faults, 13,400 a photo against 2,300-4,800, and ~20 % more CPU a photo; hugetlb=1 (transparent huge
- * pages where the kernel's mode is `madvise` or `always`) brings them back to 2,250-2,370, CPU a photo
- * 245-264 ms against 220-262 (base runs of the same minutes). trim_threshold keeps the arena's top as glibc's
- * default did (2 × the 32 MiB cap): setting mmap_threshold alone also fixes trimming at 128 KiB. Idle
- * unchanged (141-144 MB).
  */
-export const SERVER_ENV = { GLIBC_TUNABLES: 'glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864:glibc.malloc.hugetlb=1' } as const
+export const SERVER_ENV = { GLIBC_TUNABLES: 'glibc.malloc.arena_max=1' } as const
