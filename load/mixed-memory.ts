@@ -2,8 +2,9 @@
 // server as `npm start`; idle, then S seconds of 1080p video uploads, then S seconds of 15 MP photos by URL
 // from a loopback origin, N connections each (default 8 and 20). Printed per phase: the server's high-water
 // mark (VmHWM) plus its helpers' PSS (zygotes, ffmpeg; PSS so shared pages count once), the peak of that sum
-// sampled every 200 ms, and where the server's memory is at the phase's end (V8 heap, external and array
-// buffers from its /metrics; anonymous and file-backed RSS from /proc/PID/status). `--env NAME=VALUE` (repeatable)
+// sampled every 200 ms, the CPU (whole tree) and page faults per answer, and where the server's memory is at
+// the phase's end (V8 heap and external from its /metrics; anonymous RSS split into malloc's heap and other
+// mappings, file-backed RSS, the helpers' PSS split alike, from /proc). `--env NAME=VALUE` (repeatable)
 // adds to the server's environment, e.g. `--env GLIBC_TUNABLES=glibc.malloc.arena_max=1` to compare a lever.
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -11,7 +12,7 @@ import { basename, dirname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fire } from './cannon.ts'
 import { sampleMedia } from './media.ts'
-import { processTree } from './sampler.ts'
+import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 
@@ -37,6 +38,48 @@ function pssBytes (pid: number): number {
   } catch {
     return 0
   }
+}
+
+/** CPU seconds of the server's whole tree and the server's minor page faults (its threads'; its reaped children's). */
+function work (pid: number): { cpu: number, faults: number } {
+  const cpu = processTree(pid).reduce((sum, p) => sum + p.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return { cpu, faults: Number(fields[7]) + Number(fields[8]) }
+  } catch {
+    return { cpu, faults: 0 }
+  }
+}
+
+/** The server's anonymous RSS split: malloc's main arena (the brk heap: with one arena, every thread's small and
+ * mid-size blocks, libvips' included) against every other anonymous mapping (V8 heaps, thread stacks, blocks
+ * glibc mapped apart). */
+function anonSplit (pid: number): string {
+  let heap = 0
+  let other = 0
+  let current = ''
+  try {
+    for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) current = line.split(/\s+/)[5] ?? ''
+      const match = /^Anonymous:\s+(\d+) kB/.exec(line)
+      if (match !== null) current === '[heap]' ? heap += Number(match[1]) * 1024 : other += Number(match[1]) * 1024
+    }
+  } catch {}
+  return `malloc heap ${(heap / MB).toFixed(0)}, other anon ${(other / MB).toFixed(0)}`
+}
+
+/** The helpers' PSS, anonymous and file-backed apart (a zygote's libraries against its own pages). */
+function helperSplit (pid: number): string {
+  let anon = 0
+  let file = 0
+  for (const p of processTree(pid).filter(p => p.pid !== pid)) {
+    try {
+      const text = readFileSync(`/proc/${p.pid}/smaps_rollup`, 'utf8')
+      anon += Number(/^Pss_Anon:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024
+      file += Number(/^Pss_File:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024
+    } catch {}
+  }
+  return `helpers' PSS anon ${(anon / MB).toFixed(0)}, file ${(file / MB).toFixed(0)}`
 }
 
 /** The issue's figure: the server's high-water mark plus the PSS of every process it started. */
@@ -66,7 +109,7 @@ const report = async (phase: string, peak: number) => {
   const { hwm, helpers } = footprint(thumbd.pid)
   const heap = await metric(thumbd.base, ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes'])
   const rss = ['RssAnon', 'RssFile', 'VmRSS'].map(f => `${f} ${(statusBytes(thumbd.pid, f) / MB).toFixed(0)}`).join(', ')
-  process.stdout.write(`${phase}: high-water + helpers' PSS ${((hwm + helpers) / MB).toFixed(0)} MB (helpers ${(helpers / MB).toFixed(0)}), sampled peak ${(peak / MB).toFixed(0)} MB; now ${rss}; MB: ${heap}\n`)
+  process.stdout.write(`${phase}: high-water + helpers' PSS ${((hwm + helpers) / MB).toFixed(0)} MB (helpers ${(helpers / MB).toFixed(0)}), sampled peak ${(peak / MB).toFixed(0)} MB; now ${rss} (${anonSplit(thumbd.pid)}; ${helperSplit(thumbd.pid)}); MB: ${heap}\n`)
 }
 try {
   await new Promise(resolve => setTimeout(resolve, 2000))
@@ -74,9 +117,13 @@ try {
   let peak = 0
   const timer = setInterval(() => { const f = footprint(thumbd.pid); peak = Math.max(peak, f.hwm + f.helpers) }, 200)
   for (const [phase, request] of Object.entries(phases)) {
+    const before = work(thumbd.pid)
     const result = await fire({ ...request, connections, durationSeconds: seconds }).result
+    const after = work(thumbd.pid)
     const ok = result.statusCodeStats['200']?.count ?? 0
-    process.stdout.write(`${phase}: ${ok} ok (${(ok / result.duration).toFixed(1)}/s), non-200 ${result.non2xx}\n`)
+    // CPU and page faults per answer: a lever's cost, steadier than ok/s when other work shares the cores.
+    const perOk = `${(1000 * (after.cpu - before.cpu) / Math.max(1, ok)).toFixed(0)} ms CPU, ${((after.faults - before.faults) / Math.max(1, ok)).toFixed(0)} page faults per ok`
+    process.stdout.write(`${phase}: ${ok} ok (${(ok / result.duration).toFixed(1)}/s), non-200 ${result.non2xx}; ${perOk}\n`)
     await report(phase, peak)
   }
   clearInterval(timer)
