@@ -8,7 +8,10 @@ declare module 'autocannon' {
     connections?: number
     duration?: number
     timeout?: number
+    /** setupRequest may change each request (its path), before it is sent. */
+    requests?: Array<{ setupRequest?: (request: AutocannonRequest) => AutocannonRequest }>
   }
+  export interface AutocannonRequest { method?: string, path?: string, headers?: Record<string, string>, body?: Buffer | string }
   export interface Histogram { average: number, mean: number, p50: number, p90: number, p99: number, max: number, min: number }
   export interface Result {
     latency: Histogram

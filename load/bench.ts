@@ -30,7 +30,9 @@ const { values: flags } = parseArgs({
     photos: { type: 'string' },
     // --width N: the thumbnail width of the peer bench (320 by default; see peer.ts for why another helps).
     width: { type: 'string' },
-    'peer-only': { type: 'boolean', default: false }
+    'peer-only': { type: 'boolean', default: false },
+    // --thumbd-route dialect|api: thumbd's URL run by imgproxy's signed GET URL (default) or POST /api (peer.ts).
+    'thumbd-route': { type: 'string', default: 'dialect' }
   }
 })
 const quick = flags.quick
@@ -51,14 +53,15 @@ await warmCompileCache()
 if (flags.peer !== undefined) {
   const imgproxy = /^imgproxy=(.+)$/.exec(flags.peer)?.[1]
   const width = Number(flags.width ?? 320)
-  if (imgproxy === undefined || flags.photos === undefined || !Number.isInteger(width) || width < 1) {
-    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--width N] [--peer-only]\n')
+  const thumbdRoute = flags['thumbd-route']
+  if (imgproxy === undefined || flags.photos === undefined || !Number.isInteger(width) || width < 1 || (thumbdRoute !== 'dialect' && thumbdRoute !== 'api')) {
+    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--width N] [--thumbd-route dialect|api] [--peer-only]\n')
     process.exit(2)
   }
-  const rows = await comparePeer({ imgproxy, photos: flags.photos, width, seconds, repeats, connections: 8, say })
+  const rows = await comparePeer({ imgproxy, photos: flags.photos, width, seconds, repeats, connections: 8, thumbdRoute, say })
   await mkdir(outDir, { recursive: true })
-  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, width, rows }, null, 2) + '\n')
-  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), ${width} px, 8 connections, median of ${repeats} alternating run(s) of ${seconds} s`, '', ...peerTable(rows), ''].join('\n'))
+  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, width, thumbdRoute, rows }, null, 2) + '\n')
+  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), ${width} px, 8 connections, median of ${repeats} alternating run(s) of ${seconds} s`, '', ...peerTable(rows, thumbdRoute), ''].join('\n'))
   if (flags['peer-only']) process.exit(0)
 }
 const server = await startServer({ EXECUTION_MODE: 'pool' })

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Result } from 'autocannon'
+import type { SignedThumbnail } from './imgproxy-url.ts'
 
 const CHILD = fileURLToPath(new URL('cannon-child.ts', import.meta.url))
 const CLIENT_NICENESS = '10'
@@ -19,18 +20,22 @@ export interface CannonOptions {
   body: Buffer
   connections: number
   durationSeconds: number
+  /** GET only: a freshly signed imgproxy-dialect path per request, after `prefix`, instead of `url`'s path. */
+  unique?: UniqueUrls
 }
+
+export interface UniqueUrls { prefix: string, signed: SignedThumbnail }
 
 export interface Cannon {
   result: Promise<Result>
   stop (): void
 }
 
-export function fire ({ url, method = 'POST', headers, body, connections, durationSeconds }: CannonOptions): Cannon {
+export function fire ({ url, method = 'POST', headers, body, connections, durationSeconds, unique }: CannonOptions): Cannon {
   const dir = mkdtempSync(join(tmpdir(), 'thumbd-cannon-'))
   const bodyFile = join(dir, 'body')
   writeFileSync(bodyFile, body)
-  const child = spawn('nice', ['-n', CLIENT_NICENESS, process.execPath, CHILD, JSON.stringify({ url, method, headers, bodyFile, connections, durationSeconds })], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('nice', ['-n', CLIENT_NICENESS, process.execPath, CHILD, JSON.stringify({ url, method, headers, bodyFile, connections, durationSeconds, unique })], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })

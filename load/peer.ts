@@ -1,15 +1,18 @@
 // npm run bench -- --peer imgproxy=PATH --photos DIR: thumbd against imgproxy, the image service a user
 // would otherwise pick, on the same photos from the same loopback static server, alternating runs on the same
 // cores. Each photo is thumbnailed to 320 px (or --width) at quality 80, JPEG and WebP out: by thumbd from
-// its URL (POST JSON), by thumbd from an upload, and by imgproxy from its signed GET URL. imgproxy is built by the user
+// its URL, by thumbd from an upload, and by imgproxy from its signed GET URL. thumbd's URL run is by default
+// the very signed GET URL imgproxy gets (its dialect, same key and salt: the same request and, with
+// JPEG_SHRINK=auto, the same decode scale); --thumbd-route api sends POST /api/thumbnail JSON instead. imgproxy is built by the user
 // from its public source (docs/benchmarks.md says how); nothing of it is in this repository.
 import { spawn } from 'node:child_process'
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import sharp from 'sharp'
-import { fire } from './cannon.ts'
+import { fire, type UniqueUrls } from './cannon.ts'
+import { signImgproxyPath } from './imgproxy-url.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
 import { freePort, startServer } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
@@ -27,8 +30,12 @@ export interface PeerSettings {
   seconds: number
   repeats: number
   connections: number
+  /** How thumbd gets the URL photo: imgproxy's signed GET URL (`dialect`) or POST /api/thumbnail JSON (`api`). */
+  thumbdRoute: ThumbdRoute
   say: (line: string) => void
 }
+
+export type ThumbdRoute = 'dialect' | 'api'
 
 /** Per contender: ok/s, and the CPU its server (with its threads and child processes) spent per 200. */
 export interface PeerFigures { okPerSecond: number, cpuMsPerOk: number }
@@ -46,13 +53,10 @@ export interface PeerRow {
   cpuRatio: number
 }
 
-/** imgproxy's signature: HMAC-SHA256 over salt + path, base64url without padding; key and salt in hex. */
-export function signImgproxyPath (path: string, keyHex: string, saltHex: string): string {
-  return createHmac('sha256', Buffer.from(keyHex, 'hex')).update(Buffer.from(saltHex, 'hex')).update(path).digest('base64url')
-}
+export { signImgproxyPath }
 
-async function startImgproxy (binary: string) {
-  const [key, salt, port] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex'), await freePort()]
+async function startImgproxy (binary: string, key: string, salt: string) {
+  const port = await freePort()
   const child = spawn(binary, [], {
     env: { PATH: process.env.PATH, IMGPROXY_BIND: `127.0.0.1:${port}`, IMGPROXY_KEY: key, IMGPROXY_SALT: salt, IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES: 'true', IMGPROXY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'ignore', 'inherit']
@@ -62,13 +66,9 @@ async function startImgproxy (binary: string) {
     if (i > 300 || child.exitCode !== null) throw new Error(`imgproxy (${binary}) did not start`)
     await new Promise(resolve => setTimeout(resolve, 100))
   }
-  const url = (source: string, format: string, width: number) => {
-    const path = `/rs:fit:${width}:0/q:80/plain/${source}@${format === 'jpeg' ? 'jpg' : format}`
-    return `${base}/${signImgproxyPath(path, key, salt)}${path}`
-  }
   const running = () => child.exitCode === null && child.signalCode === null
   return {
-    url,
+    base,
     pid: child.pid!,
     /** Throws if imgproxy is gone (it crashed once here, in glibc's malloc): a dead peer is not a slow one. */
     checkAlive: () => { if (!running()) throw new Error(`imgproxy (${binary}) exited during the run (${child.signalCode ?? child.exitCode}); its stderr is above`) },
@@ -81,20 +81,23 @@ async function startImgproxy (binary: string) {
   }
 }
 
-export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, connections, say }: PeerSettings): Promise<PeerRow[]> {
+export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, connections, thumbdRoute, say }: PeerSettings): Promise<PeerRow[]> {
   const names = (await readdir(photos)).filter(name => /\.jpe?g$/i.test(name)).sort()
   if (names.length === 0) throw new Error(`no .jpg photos in ${photos}`)
   const statics = await startStaticServer(photos)
   // JPEG_DECODER and JPEG_SHRINK pass through, to measure both decoders and both scales against the same peer.
   const jpeg = Object.fromEntries(['JPEG_DECODER', 'JPEG_SHRINK'].flatMap(name => process.env[name] === undefined ? [] : [[name, process.env[name]!]]))
-  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...jpeg })
-  const peer = await startImgproxy(imgproxy)
+  // One key and salt for both servers: thumbd's dialect run sends the URL imgproxy gets, byte for byte.
+  const [key, salt] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
+  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, ...jpeg })
+  const peer = await startImgproxy(imgproxy, key, salt)
+  say(`thumbd's URL run: ${thumbdRoute === 'dialect' ? 'GET /i/... (imgproxy\'s signed URL)' : 'POST /api/thumbnail (JSON)'}`)
   // CPU per thumbnail, besides ok/s: on 2 shared cores a rate moves with whatever else runs (the client, the
   // origin, the VM's neighbours), the CPU each server spends per answer much less.
   const cpuSeconds = (pid: number) => processTree(pid).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND
-  const measure = async (pid: number, url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: Buffer): Promise<PeerFigures> => {
+  const measure = async (pid: number, url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: Buffer, unique?: UniqueUrls): Promise<PeerFigures> => {
     const cpuBefore = cpuSeconds(pid)
-    const result = await fire({ url, method, headers, body, connections, durationSeconds: seconds }).result
+    const result = await fire({ url, method, headers, body, connections, durationSeconds: seconds, unique }).result
     const ok = result.statusCodeStats['200']?.count ?? 0
     return { okPerSecond: ok / result.duration, cpuMsPerOk: ok === 0 ? Infinity : (cpuSeconds(pid) - cpuBefore) * 1000 / ok }
   }
@@ -108,10 +111,14 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
       for (const format of ['jpeg', 'webp']) {
         const source = `${statics.base}/${encodeURIComponent(name)}`
         const auth = { authorization: `Bearer ${thumbd.apiKey}` }
+        // Signed GET URLs: a fresh one per request for both servers (load/imgproxy-url.ts says why).
+        const signed = { source, format, width, key, salt }
         const runs = {
-          thumbdUrl: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width, quality: 80, format }))),
+          thumbdUrl: thumbdRoute === 'dialect'
+            ? () => measure(thumbd.pid, thumbd.base, 'GET', {}, Buffer.alloc(0), { prefix: '/i', signed })
+            : () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width, quality: 80, format }))),
           thumbdUpload: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
-          imgproxy: () => measure(peer.pid, peer.url(source, format, width), 'GET', {}, Buffer.alloc(0))
+          imgproxy: () => measure(peer.pid, peer.base, 'GET', {}, Buffer.alloc(0), { prefix: '', signed })
         }
         const figures: Record<keyof typeof runs, PeerFigures[]> = { thumbdUrl: [], thumbdUpload: [], imgproxy: [] }
         // Alternating, so that a noisy minute on a shared machine hits every contender alike.
@@ -149,11 +156,12 @@ function medians (runs: PeerFigures[]): PeerFigures {
   return { okPerSecond: median(runs.map(r => r.okPerSecond)), cpuMsPerOk: median(runs.map(r => r.cpuMsPerOk)) }
 }
 
-export function peerTable (rows: PeerRow[]): string[] {
+export function peerTable (rows: PeerRow[], thumbdRoute: ThumbdRoute = 'dialect'): string[] {
+  const urlRun = thumbdRoute === 'dialect' ? 'thumbd GET /i' : 'thumbd POST /api'
   const f = (n: number, d = 1) => n.toFixed(d)
   const both = (x: PeerFigures) => `${f(x.okPerSecond)} / ${f(x.cpuMsPerOk, 0)}`
   return [
-    '| photo | MP | out | thumbd URL: ok/s / CPU ms | thumbd upload: ok/s / CPU ms | imgproxy: ok/s / CPU ms | thumbd URL / imgproxy, ok/s | thumbd URL / imgproxy, CPU |',
+    `| photo | MP | out | ${urlRun}: ok/s / CPU ms | thumbd upload: ok/s / CPU ms | imgproxy: ok/s / CPU ms | ${urlRun} / imgproxy, ok/s | ${urlRun} / imgproxy, CPU |`,
     '|---|---:|---|---:|---:|---:|---:|---:|',
     ...rows.map(r => `| ${r.photo} | ${f(r.megapixels)} | ${r.format} | ${both(r.thumbdUrl)} | ${both(r.thumbdUpload)} | ${both(r.imgproxy)} | **${f(r.ratio, 2)}** | **${f(r.cpuRatio, 2)}** |`)
   ]
