@@ -14,10 +14,10 @@ COPY native ./native
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
-# ffmpeg/ffprobe for video, libheif for HEIC, libturbojpeg for JPEG decodes (JPEG_DECODER, through koffi);
+# ffmpeg/ffprobe for video, libheif for HEIC, libturbojpeg and Little CMS for JPEG decodes (JPEG_DECODER, through koffi);
 # tini forwards signals so SIGTERM reaches Node and it can drain.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg tini libheif1 libpng16-16 libturbojpeg0 \
+ && apt-get install -y --no-install-recommends ffmpeg tini libheif1 libpng16-16 libturbojpeg0 liblcms2-2 \
  && rm -rf /var/lib/apt/lists/*
 # One malloc arena: libvips' threads reuse each other's decode buffers (src/node-flags.ts, SERVER_ENV).
 ENV NODE_ENV=production \

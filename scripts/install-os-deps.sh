@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs, from Debian/Ubuntu's packages, what thumbd needs from the OS when it is missing: ffmpeg (with
 # ffprobe) for video, a C compiler and libheif, with which npm ci builds native/ (the ffmpeg zygote, the decoder
-# sandbox, the HEIF decoder), libturbojpeg for JPEG decodes, and for the tests heif-enc and Chromium. thumbd never downloads ffmpeg itself.
+# sandbox, the HEIF decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc and Chromium. thumbd never downloads ffmpeg itself.
 set -eu
 packages=""
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then packages="ffmpeg"; fi
@@ -11,6 +11,8 @@ if ! pkg-config --exists libheif libpng 2>/dev/null; then packages="$packages li
 if ! command -v heif-enc >/dev/null 2>&1; then packages="$packages libheif-examples"; fi
 # libturbojpeg decodes reduced JPEGs for less CPU (JPEG_DECODER=turbojpeg; without it sharp decodes them).
 if ! ldconfig -p 2>/dev/null | grep -q 'libturbojpeg\.so\.0'; then packages="$packages libturbojpeg0"; fi
+# Little CMS converts those photos' RGB profiles to sRGB for GET URLs (without it sharp converts them).
+if ! ldconfig -p 2>/dev/null | grep -q 'liblcms2\.so\.2'; then packages="$packages liblcms2-2"; fi
 # jpegtran makes the tests' arithmetic-coded JPEG.
 if ! command -v jpegtran >/dev/null 2>&1; then packages="$packages libjpeg-turbo-progs"; fi
 # The tests open docs/examples/img-tags.html in a real browser.

@@ -80,7 +80,10 @@ function describesSrgb (icc: Buffer): boolean {
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size: source, colour, header, paletteBits, facts } = await inspect(input, ctx)
+    const { size: source, colour: found, header, paletteBits, facts, icc } = await inspect(input, ctx)
+    // GET URLs reply as imgproxy does (its IMGPROXY_STRIP_COLOR_PROFILE default): a JPEG's RGB profile is
+    // converted to sRGB and dropped, not kept; by Little CMS after a reduced decode where it can (jpeg-decode.ts).
+    const colour = found === 'keep' && options.url !== undefined && facts?.format === 'jpeg' ? 'convert' : found
     const seconds = Math.max(1, Math.ceil((ctx.deadline - Date.now()) / 1000))
     // GET URLs: imgproxy's rotate, crop and flip come before the resize, as a pass of their own (workers/image-ops.ts).
     const ops = options.url?.ops
@@ -104,7 +107,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       return { width: placed ? sizing.scaled![0] : sizing.width, height: placed ? sizing.scaled![1] : sizing.height, fit: placed ? 'fill' as const : sizing.fit, position: options.position, background, withoutEnlargement: sizing.withoutEnlargement }
     }
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
-    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined)
+    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined, colour !== found ? icc : undefined)
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const opened = () => open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1)
     const { pipeline, size, firstFrame } = before || orientation !== 1
@@ -144,7 +147,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
 }
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts }> {
+async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts, icc?: Buffer }> {
   if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
   const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
@@ -153,7 +156,7 @@ async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [nu
   checkAnimationInput(header, ctx.settings)
   const colour = colourHandling(meta)
   const facts = { format: meta.format, space: meta.space, channels: meta.channels, width: w, height: h, orientation: header.orientation, profileUsed: meta.icc !== undefined && colour !== 'untagged' }
-  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts }
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts, icc: meta.icc }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

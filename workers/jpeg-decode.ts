@@ -2,10 +2,12 @@
 // decoded at the scale sharp's shrink-on-load would pick (or imgproxy's, JPEG_SHRINK=imgproxy), handed to sharp
 // as raw pixels, the EXIF orientation applied after the resize as sharp applies it. Only for what raw pixels
 // lose nothing of: an 8-bit YCbCr/RGB or grey JPEG in memory, untagged or with an sRGB profile (which thumbd
-// drops anyway), reduced at least 2 times. Everything else, and any decode that fails (a corrupt or truncated
+// drops anyway), or with an RGB profile to convert to sRGB (GET URLs, as imgproxy replies: by Little CMS on
+// the reduced pixels, workers/lcms.ts), reduced at least 2 times. Everything else, and any decode that fails (a corrupt or truncated
 // JPEG, a scan bomb, 12-bit, CMYK, arithmetic coding), takes sharp's path unchanged: the same reply as before.
 import sharp, { type ResizeOptions, type Sharp } from 'sharp'
 import { TJCS, turbojpeg } from './jpeg-turbo.ts'
+import { srgbFrom } from './lcms.ts'
 import { jpegShrink, orientable, orientationSteps, storedResize, type ResizeArgs } from './jpeg-scale.ts'
 import type { JobContext } from '../contract/types.ts'
 
@@ -32,12 +34,15 @@ let decodes = 0
 /** JPEGs this thread decoded through libturbojpeg (the tests check that the path was taken). */
 export const turboDecodes = () => decodes
 
-/** The pipeline of the JPEG's pixels decoded by libturbojpeg, or undefined: sharp decodes it. */
-export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: ResizeArgs | undefined, ctx: JobContext, dialect: boolean): TurboDecoded | undefined {
+/**
+ * The pipeline of the JPEG's pixels decoded by libturbojpeg, or undefined: sharp decodes it. `profile`: the
+ * embedded RGB profile its pixels are to be converted from, to sRGB (else a used profile leaves it to sharp).
+ */
+export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: ResizeArgs | undefined, ctx: JobContext, dialect: boolean, profile?: Uint8Array): TurboDecoded | undefined {
   const { jpegDecoder, jpegShrink: setting } = ctx.settings
   // auto: a GET URL in imgproxy's dialect gets imgproxy's pixels (its scale), the API sharp's sharper thumbnail.
   const rule = setting === 'auto' ? (dialect ? 'imgproxy' : 'quality') : setting
-  if (jpegDecoder !== 'turbojpeg' || resize === undefined || !eligible(facts) || !orientable(facts.orientation, resize)) return undefined
+  if (jpegDecoder !== 'turbojpeg' || resize === undefined || !eligible(facts, profile) || !orientable(facts.orientation, resize)) return undefined
   const shrink = jpegShrink([facts.width, facts.height], facts.orientation, resize, rule)
   // No shrink on load: the whole picture would sit in one buffer, where libvips streams it by strips.
   if (shrink < 2) return undefined
@@ -45,6 +50,10 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
   if (frame === undefined || frame > 0xc2) return undefined
   const tj = turbojpeg()
   if (tj === undefined) return undefined
+  // Built (or found) before the decode, used right after it in the same turn: a profile lcms refuses, or a
+  // host without lcms, leaves the photo to sharp's conversion.
+  const toSrgb = profile === undefined ? undefined : srgbFrom(profile)
+  if (profile !== undefined && toSrgb === undefined) return undefined
   let decoded
   try {
     const header = tj.header(bytes)
@@ -55,6 +64,7 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
     // sharp's path decides what a JPEG libjpeg-turbo refuses is (failOn: 'warning'): the same 4xx as before.
     return undefined
   }
+  if (toSrgb !== undefined) toSrgb(decoded.data)
   decodes++
   const { data, width, height, channels } = decoded
   const steps = orientationSteps(facts.orientation)
@@ -88,7 +98,8 @@ export function frameMarker (bytes: Uint8Array): number | undefined {
   return undefined
 }
 
-function eligible ({ format, space, channels, profileUsed }: SourceFacts): boolean {
-  if (format !== 'jpeg' || profileUsed) return false
-  return (space === 'srgb' && channels === 3) || (space === 'b-w' && channels === 1)
+function eligible ({ format, space, channels, profileUsed }: SourceFacts, profile: Uint8Array | undefined): boolean {
+  if (format !== 'jpeg') return false
+  if (profile !== undefined) return space === 'srgb' && channels === 3
+  return !profileUsed && ((space === 'srgb' && channels === 3) || (space === 'b-w' && channels === 1))
 }
