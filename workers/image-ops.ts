@@ -5,6 +5,7 @@
 import sharp, { type Sharp } from 'sharp'
 import type { ImageOptions, UrlGravity, UrlOps } from '../contract/types.ts'
 import type { SharpResize } from './image-geometry.ts'
+import { orientationSteps } from './jpeg-scale.ts'
 
 /** The options that need the steps before the resize. */
 export const needsBefore = (ops: UrlOps | undefined) => ops !== undefined && (ops.rotate !== undefined || ops.crop !== undefined || ops.flip !== undefined)
@@ -80,22 +81,11 @@ export async function beforeResize (pipeline: Sharp, size: [number, number], ops
   return { pipeline: animation, size: [out.width, out.height], firstFrame }
 }
 
-/**
- * What EXIF orientation 2-8 asks, as a turn then a mirror: 5 (transpose) is a quarter turn then a mirror
- * left to right, 7 (transverse) a quarter turn then upside down.
- */
-const ORIENTATIONS: Record<number, { angle: number, flop?: true, flip?: true }> = {
-  2: { angle: 0, flop: true }, 3: { angle: 180 }, 4: { angle: 0, flip: true }, 5: { angle: 90, flop: true }, 6: { angle: 90 }, 7: { angle: 90, flip: true }, 8: { angle: 270 }
-}
-
-/** One frame (raw, as stored) turned as its EXIF orientation says, as a raw image; the turn is a pass of its own, as in opsOnFrame. */
+/** One frame (raw, as stored) turned as its EXIF orientation says, in a pass of its own as in opsOnFrame: sharp's own steps for it (jpeg-scale.ts). */
 async function oriented (frame: Sharp, orientation: number): Promise<Sharp> {
-  const { angle, flop, flip } = ORIENTATIONS[orientation] ?? { angle: 0 }
-  const { data, info } = await frame.rotate(angle).raw().toBuffer({ resolveWithObject: true })
-  const image = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
-  if (flop === true) image.flop()
-  if (flip === true) image.flip()
-  return image
+  const { flip, flop, angle } = orientationSteps(orientation)
+  const { data, info } = await frame.flip(flip).flop(flop).rotate(angle).raw().toBuffer({ resolveWithObject: true })
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
 }
 
 /** One frame's rotate, crop and flip, as raw pixels. */
