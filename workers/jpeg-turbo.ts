@@ -2,7 +2,7 @@
 // scaled IDCT straight into a buffer, without libvips' per-scanline work (docs/benchmarks.md, camera photos).
 // The TurboJPEG 2 API, which libturbojpeg 2.1 (Debian 12) and 3.x both export. Loaded once per thread; a host
 // without the library (or without koffi's prebuilt binary) gets undefined, and images go through sharp.
-import { createRequire } from 'node:module'
+import { boundOnce, koffi } from './native-library.ts'
 
 // TurboJPEG 2 constants (turbojpeg.h).
 const TJPF_RGB = 0
@@ -28,19 +28,8 @@ export interface TurboJpeg {
   decode: (bytes: Uint8Array, header: JpegHeader, shrink: number) => { data: Buffer, width: number, height: number, channels: 1 | 3 }
 }
 
-let loaded: TurboJpeg | null | undefined
-
 /** libturbojpeg in this thread, or undefined where it (or koffi) does not load. */
-export function turbojpeg (): TurboJpeg | undefined {
-  if (loaded === undefined) {
-    try {
-      loaded = bind()
-    } catch {
-      loaded = null
-    }
-  }
-  return loaded ?? undefined
-}
+export const turbojpeg = boundOnce(bind)
 
 /** Why libturbojpeg does not load here, or undefined if it does: said at start (src/plugins/media-tools.ts). */
 export function turbojpegMissing (): string | undefined {
@@ -53,9 +42,7 @@ export function turbojpegMissing (): string | undefined {
 }
 
 function bind (): TurboJpeg {
-  // koffi is a CommonJS addon; required lazily so that a host without its binary still serves images.
-  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
-  const lib = koffi.load('libturbojpeg.so.0')
+  const lib = koffi().load('libturbojpeg.so.0')
   const init = lib.func('void *tjInitDecompress()')
   const readHeader = lib.func('int tjDecompressHeader3(void *, const uint8_t *, unsigned long, _Out_ int *, _Out_ int *, _Out_ int *, _Out_ int *)')
   const decompress = lib.func('int tjDecompress2(void *, const uint8_t *, unsigned long, uint8_t *, int, int, int, int, int)')

@@ -5,7 +5,7 @@
 // built once per profile in each thread (~3 ms) and kept, a few at most. A host without the library gets
 // undefined, and the photo goes through sharp's own conversion.
 import { createHash } from 'node:crypto'
-import { createRequire } from 'node:module'
+import { boundOnce, koffi } from './native-library.ts'
 
 /** lcms2.h: TYPE_RGB_8 = COLORSPACE_SH(PT_RGB) | CHANNELS_SH(3) | BYTES_SH(1). */
 const TYPE_RGB_8 = (4 << 16) | (3 << 3) | 1
@@ -20,24 +20,15 @@ export type ToSrgb = (pixels: Buffer) => void
 
 interface Lcms { toSrgb: (icc: Uint8Array) => ToSrgb | undefined }
 
-let loaded: Lcms | null | undefined
+const lcms = boundOnce(bind)
 
 /** A converter from the RGB profile `icc` to sRGB, or undefined: no lcms here, or a profile it refuses. */
 export function srgbFrom (icc: Uint8Array): ToSrgb | undefined {
-  if (loaded === undefined) {
-    try {
-      loaded = bind()
-    } catch {
-      loaded = null
-    }
-  }
-  return loaded?.toSrgb(icc)
+  return lcms()?.toSrgb(icc)
 }
 
 function bind (): Lcms {
-  // koffi is a CommonJS addon; required lazily so that a host without its binary still serves images.
-  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
-  const lib = koffi.load('liblcms2.so.2')
+  const lib = koffi().load('liblcms2.so.2')
   const openProfile = lib.func('void *cmsOpenProfileFromMem(const uint8_t *, uint32_t)')
   const srgbProfile = lib.func('void *cmsCreate_sRGBProfile()')
   const colourSpace = lib.func('uint32_t cmsGetColorSpace(void *)')
