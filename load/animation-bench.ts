@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import sharp from 'sharp'
-import { signImgproxyPath } from './peer.ts'
+import { signImgproxyPath } from './imgproxy-url.ts'
 import { freePort, startServer, warmCompileCache } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import sharp from 'sharp'
-import { signImgproxyPath } from './peer.ts'
+import { signImgproxyPath } from './imgproxy-url.ts'
 import { freePort, startServer } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 

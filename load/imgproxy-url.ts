@@ -1,11 +1,11 @@
 // imgproxy's signed URL path, for the peer bench (load/peer.ts) and its load child (load/cannon-child.ts),
 // which signs a fresh one per request: the same URL over and over would be answered by thumbd's result memo
 // and shared work (src/signed-urls), which imgproxy does not have, and measure those instead of a thumbnail.
-import { createHmac } from 'node:crypto'
+import { signPath } from '../src/signed-urls/signature.ts'
 
-/** imgproxy's signature: HMAC-SHA256 over salt + path, base64url without padding; key and salt in hex. */
+/** imgproxy's signature (thumbd's own signer, the same HMAC-SHA256 over salt + path), key and salt in hex. */
 export function signImgproxyPath (path: string, keyHex: string, saltHex: string): string {
-  return createHmac('sha256', Buffer.from(keyHex, 'hex')).update(Buffer.from(saltHex, 'hex')).update(path).digest('base64url')
+  return signPath(path, Buffer.from(keyHex, 'hex'), Buffer.from(saltHex, 'hex'))
 }
 
 export interface SignedThumbnail { source: string, format: string, width: number, key: string, salt: string }

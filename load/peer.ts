@@ -12,7 +12,6 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import sharp from 'sharp'
 import { fire, type UniqueUrls } from './cannon.ts'
-import { signImgproxyPath } from './imgproxy-url.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
 import { freePort, startServer } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
@@ -52,8 +51,6 @@ export interface PeerRow {
   /** thumbd by URL over imgproxy, in CPU per thumbnail: below 1, thumbd does the same work for less. */
   cpuRatio: number
 }
-
-export { signImgproxyPath }
 
 async function startImgproxy (binary: string, key: string, salt: string) {
   const port = await freePort()

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { signImgproxyPath } from '../../load/peer.ts'
-import { signedThumbnailPath } from '../../load/imgproxy-url.ts'
+import { signImgproxyPath, signedThumbnailPath } from '../../load/imgproxy-url.ts'
 import { parseProcessingPath, redenormalizePath } from '../../src/signed-urls/parse.ts'
 import { parseSigningKeys, verifySignature } from '../../src/signed-urls/signature.ts'
 
