@@ -2,7 +2,7 @@
 // sprite's quality follow the GET URL's image of their format, as q, fq or FORMAT_QUALITY give it, and their
 // ETag changes with that default.
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { startOrigin } from '../../load/range-origin.ts'
 import { signedUrlPath } from '../../src/signed-urls/signature.ts'
 import { build } from '../helper.ts'
@@ -12,14 +12,18 @@ const KEY = Buffer.alloc(32, 3)
 const SALT = Buffer.alloc(16, 5)
 const sign = (path: string) => signedUrlPath(path, KEY, SALT)
 
-test('vta: a WebP preview takes FORMAT_QUALITY\'s webp (was 80 whatever it said), fq and q over it; the ETag follows', async (t) => {
+/** A loopback origin serving the clip, and two instances that sign with KEY whose FORMAT_QUALITY is `low` and `high`. */
+async function lowAndHigh (t: TestContext, low: string, high: string) {
   const origin = await startOrigin({ 'clip.mp4': await media('mp4-h264') })
   t.after(origin.close)
   const env = { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: origin.url('') }
-  const low = await build(t, { ...env, FORMAT_QUALITY: 'webp=10' })
-  const high = await build(t, { ...env, FORMAT_QUALITY: 'webp=95' })
+  return { clip: origin.url('clip.mp4'), low: await build(t, { ...env, FORMAT_QUALITY: low }), high: await build(t, { ...env, FORMAT_QUALITY: high }) }
+}
+
+test('vta: a WebP preview takes FORMAT_QUALITY\'s webp (was 80 whatever it said), fq and q over it; the ETag follows', async (t) => {
+  const { clip, low, high } = await lowAndHigh(t, 'webp=10', 'webp=95')
   const preview = async (app: typeof low, options = '') => {
-    const res = await app.inject({ url: sign(`/${options}vta:-1:100:4:320:0/plain/${origin.url('clip.mp4')}`) })
+    const res = await app.inject({ url: sign(`/${options}vta:-1:100:4:320:0/plain/${clip}`) })
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.headers['content-type'], 'image/webp')
     return res
@@ -33,13 +37,9 @@ test('vta: a WebP preview takes FORMAT_QUALITY\'s webp (was 80 whatever it said)
 })
 
 test('vtt: a storyboard sprite takes FORMAT_QUALITY\'s jpeg or webp (was 80 whatever it said), fq and q over it; the ETag follows', async (t) => {
-  const origin = await startOrigin({ 'clip.mp4': await media('mp4-h264') })
-  t.after(origin.close)
-  const env = { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: origin.url('') }
-  const low = await build(t, { ...env, FORMAT_QUALITY: 'jpeg=10,webp=10' })
-  const high = await build(t, { ...env, FORMAT_QUALITY: 'jpeg=95,webp=95' })
+  const { clip, low, high } = await lowAndHigh(t, 'jpeg=10,webp=10', 'jpeg=95,webp=95')
   const sprite = async (app: typeof low, options = '', extension = 'jpg') => {
-    const res = await app.inject({ url: sign(`/${options}vtt:0:4:2:160:0/plain/${origin.url('clip.mp4')}@${extension}`) })
+    const res = await app.inject({ url: sign(`/${options}vtt:0:4:2:160:0/plain/${clip}@${extension}`) })
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.headers['content-type'], `image/${extension === 'jpg' ? 'jpeg' : extension}`)
     return res
