@@ -1,5 +1,6 @@
 // Config is read here and only here: validated once against one schema, then frozen.
-// .env.example mirrors CONFIG_SCHEMA variable for variable (a test keeps them in step).
+// .env.example mirrors CONFIG_SCHEMA variable for variable (a test keeps them in step). The variables whose
+// text holds several values are read by src/config-values.ts.
 import { randomBytes } from 'node:crypto'
 import { availableParallelism, tmpdir } from 'node:os'
 import { envSchema } from 'env-schema'
@@ -7,9 +8,11 @@ import { Type, type Static } from 'typebox'
 import { JOBS_PER_THREAD } from './jobs/pairing.ts'
 import { describeSchemaErrors, type SchemaError } from './schema-errors.ts'
 import { MAX_ANIMATION_FRAMES, MAX_ANIMATION_FRAMES_LIMIT } from '../contract/limits.ts'
-import { checkPresets } from './signed-urls/parse.ts'
-import { parseSigningKeys, type SigningKey } from './signed-urls/signature.ts'
+import { ConfigError, formatQuality, list, presets, signingKeys } from './config-values.ts'
+import type { SigningKey } from './signed-urls/signature.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
+
+export { ConfigError }
 
 export const CONFIG_SCHEMA = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' }),
@@ -118,12 +121,6 @@ export interface Config {
   readonly formatQuality: Readonly<Record<'jpeg' | 'webp' | 'avif', number>>
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
-
-const list = (value: string) => value.split(',').map(s => s.trim()).filter(Boolean)
-
 /** The variables of this process's environment that the tools keep (Config.toolEnv). */
 const TOOL_ENV = ['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'] as const
 
@@ -212,42 +209,6 @@ export function unsafeSettings (config: Config): string[] {
   if (config.allowUnsignedUrls) warnings.push('ALLOW_UNSIGNED_URLS=true: GET URLs signed "insecure" are served, so anyone can make this server fetch and process any URL it may reach; for development only')
   if (config.allowPrivateSources) warnings.push('ALLOW_PRIVATE_SOURCES=true: URL sources may reach loopback and private networks (this host, its cloud metadata, internal services); for tests and closed networks only')
   return warnings
-}
-
-/** FORMAT_QUALITY: "jpeg=80,webp=79,avif=63"; a format left out takes 80. */
-function formatQuality (value: string): Record<'jpeg' | 'webp' | 'avif', number> {
-  const qualities = { jpeg: 80, webp: 80, avif: 80 }
-  for (const entry of list(value)) {
-    const match = /^(jpeg|jpg|webp|avif)=(\d{1,3})$/.exec(entry)
-    if (match === null || Number(match[2]) < 1 || Number(match[2]) > 100) throw new ConfigError(`FORMAT_QUALITY entry "${entry}" is not format=quality (jpeg, webp or avif; 1-100)`)
-    qualities[match[1] === 'jpg' ? 'jpeg' : match[1] as 'jpeg' | 'webp' | 'avif'] = Number(match[2])
-  }
-  return qualities
-}
-
-/** URL_PRESETS: "name=options;name2=options". */
-function presets (value: string): Record<string, string> {
-  const entries = value.split(';').map(s => s.trim()).filter(Boolean).map(entry => {
-    const match = /^([\w-]+)=(.+)$/.exec(entry)
-    if (match === null) throw new ConfigError(`URL_PRESETS entry "${entry}" is not name=options`)
-    return [match[1]!, match[2]!.trim()] as const
-  })
-  const named = Object.fromEntries(entries)
-  try {
-    checkPresets(named)
-  } catch (err) {
-    throw new ConfigError(`URL_PRESETS: ${(err as Error).message}`)
-  }
-  return named
-}
-
-/** URL_SIGNING_KEYS and URL_SIGNING_SALTS, paired by position (signed-urls/signature.ts says what is wrong). */
-function signingKeys (keys: string[], salts: string[]): SigningKey[] {
-  try {
-    return parseSigningKeys(keys, salts)
-  } catch (err) {
-    throw new ConfigError((err as Error).message)
-  }
 }
 
 /** One line naming the variable and what it takes, e.g. 'PORT must be an integer from 0 to 65535 (got "70000")'. */
