@@ -127,7 +127,7 @@ export interface PassRequest extends Pick<FrameRequest, 'input' | 'demuxer' | 'd
  * threads work on rows of one frame (`slice`: HEVC's wavefront rows), not on frames in flight, which would
  * hold a frame of references each (4K Main 10: 241 MB on two slice threads, 271 MB on two frame threads).
  * A turned video (a phone held upright) is turned on the shrunk frame: ffmpeg's autorotate turns every
- * decoded frame at full size first (4K Main 10: 267 MB against 242 MB, and twice the time).
+ * decoded frame at full size first (4K Main 10: 275 MB against 251 MB, and ~15 % more CPU).
  */
 export function passArgs ({ input, demuxer, decoder, threads, maxPixels, maxStreams, coverBox, bound, colour, interval, count, turned = 0 }: PassRequest): string[] {
   return [
