@@ -1,7 +1,10 @@
 // npm run bench:hdr: the poster of a 4K HEVC Main 10 HLG clip (an iPhone's HDR video) by thumbd against the
 // ffmpeg CLI doing the same decode, seek and tone-map; the same for 1080p 8-bit SDR H.264 (bench.ts' clip);
-// and the peak memory of a 60-tile storyboard of the 4K clip, 10-bit HLG against 8-bit SDR. Sequential single
+// and the peak memory of a 60-tile storyboard of the 4K clip, 10-bit HLG against 8-bit SDR (and the 10-bit clip
+// turned a quarter, as a phone held upright records), in the order 8-bit, 10-bit, 10-bit, 8-bit so neither
+// always follows the other; each peak two ways and split per process (memory-split.ts). Sequential single
 // requests, thumbd and the CLI alternating; medians. Clips are made once under load/.media/.
+// --only-storyboard runs the storyboards alone; --skip-storyboard the posters alone.
 import { execFile } from 'node:child_process'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
@@ -11,11 +14,11 @@ import { MEDIA_DIR, sampleMedia } from './media.ts'
 import { percentile } from './probe.ts'
 import { ffmpegFrameCommand } from './raw.ts'
 import { startOrigin } from './range-origin.ts'
-import { startSampler } from './sampler.ts'
+import { describeSplit, startMemorySplit } from './memory-split.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 
 const run = promisify(execFile)
-const { values: flags } = parseArgs({ options: { repeats: { type: 'string', default: '7' }, 'skip-storyboard': { type: 'boolean', default: false }, remote: { type: 'boolean', default: false } } })
+const { values: flags } = parseArgs({ options: { repeats: { type: 'string', default: '7' }, 'skip-storyboard': { type: 'boolean', default: false }, 'only-storyboard': { type: 'boolean', default: false }, remote: { type: 'boolean', default: false } } })
 const repeats = Number(flags.repeats)
 const say = (line: string) => process.stderr.write(`${line}\n`)
 
@@ -39,8 +42,10 @@ const source = ['-f', 'lavfi', '-i', 'testsrc2=size=3840x2160:rate=25:duration=1
 const hlg = await clip('hlg-4k-main10.mp4', [...source, '-vf', 'format=gbrp,setparams=color_primaries=bt709:color_trc=bt709:colorspace=gbr:range=pc,zscale=t=linear:npl=203,format=gbrpf32le,zscale=p=bt2020,zscale=t=arib-std-b67:m=2020_ncl:r=tv:npl=203,format=yuv420p10le',
   '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error:keyint=25', '-tag:v', 'hvc1', '-b:v', '20M',
   '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', '-colorspace', 'bt2020nc'])
+// The same stream turned a quarter by the container's display matrix, as a phone held upright records.
+const hlgTurned = await clip('hlg-4k-main10-turned.mp4', ['-i', hlg, '-c', 'copy', '-metadata:s:v:0', 'rotate=90'])
 const sdr4k = await clip('sdr-4k-8bit.mp4', [...source, '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-b:v', '20M', '-pix_fmt', 'yuv420p'])
-const { video: sdr } = await sampleMedia(false)
+const sdr = flags['only-storyboard'] ? '' : (await sampleMedia(false)).video
 await warmCompileCache()
 // A 60-tile storyboard of 4K HEVC takes its time on a small machine: this run measures memory, not the deadline.
 const server = await startServer({ EXECUTION_MODE: 'pool', JOB_TIMEOUT_MS: '300000' })
@@ -68,11 +73,12 @@ async function compare (name: string, video: string, cli: string[]) {
 }
 
 async function storyboardPeak (name: string, video: string) {
-  const sampler = startSampler(server.pid, 20)
+  const sampler = startMemorySplit(server.pid, 20)
   const t = performance.now()
   await post('/api/storyboard', video, '?count=60')
-  const { peakRssBytes } = sampler.stop()
-  say(`${name}: 60-tile storyboard in ${((performance.now() - t) / 1000).toFixed(1)} s, peak RSS of thumbd and its decoders ${(peakRssBytes / 2 ** 20).toFixed(0)} MB`)
+  const { rss, honest } = sampler.stop()
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0)
+  say(`${name}: 60-tile storyboard in ${((performance.now() - t) / 1000).toFixed(1)} s; peak sum of RSS of thumbd and its decoders ${mb(rss.bytes)} MB (${describeSplit(rss.split)}); peak of thumbd's RSS + its helpers' PSS ${mb(honest.bytes)} MB (${describeSplit(honest.split)}; MB, RSS/PSS)`)
 }
 
 /**
@@ -114,10 +120,13 @@ async function remotePoster () {
 try {
   if (flags.remote) await remotePoster()
   say(`${cpus().length} cores (${cpus()[0]?.model.trim()})`)
-  await compare('4K HEVC Main 10 HLG -> 320 px JPEG', hlg, ffmpegHdrCommand(hlg, 1))
-  await compare('1080p 8-bit SDR H.264 -> 320 px JPEG', sdr, ffmpegFrameCommand(sdr, 1))
+  if (!flags['only-storyboard']) {
+    await compare('4K HEVC Main 10 HLG -> 320 px JPEG', hlg, ffmpegHdrCommand(hlg, 1))
+    await compare('1080p 8-bit SDR H.264 -> 320 px JPEG', sdr, ffmpegFrameCommand(sdr, 1))
+  }
   if (!flags['skip-storyboard']) {
-    for (const [name, video] of [['4K 8-bit SDR H.264', sdr4k], ['4K 10-bit HLG HEVC', hlg], ['4K 8-bit SDR H.264', sdr4k], ['4K 10-bit HLG HEVC', hlg]] as const) await storyboardPeak(name, video)
+    const [eight, ten, turned] = [['4K 8-bit SDR H.264', sdr4k], ['4K 10-bit HLG HEVC', hlg], ['4K 10-bit HLG HEVC turned 90°', hlgTurned]] as const
+    for (const [name, video] of [eight, ten, turned, turned, ten, eight]) await storyboardPeak(name, video)
   }
 } finally {
   await server.stop()

@@ -1,7 +1,7 @@
 // The filter chain that turns a decoded video frame into what sharp takes: square pixels, shrunk to about the
 // size wanted, SDR BT.709, 8 bits RGB or RGBA. One small function per step; frameFilters composes them.
 // Every step that costs per pixel comes after the shrink: a 4K HDR frame for a 320 px thumbnail is
-// tone-mapped at 640 px, not at 3840.
+// tone-mapped at 640 px, not at 3840 (and, where the caller asks, turned there too).
 import type { ColourPath, Matrix } from './stream-colour.ts'
 
 export interface Box { width?: number, height?: number }
@@ -61,6 +61,15 @@ export function bestOf (n: number, side = BEST_OF_SIDE): string {
   return `${insideScale(side)},thumbnail=n=${n}`
 }
 
+/**
+ * The container's display-matrix turn (clockwise degrees, as info.ts' displayed() reports it) made by the
+ * filters ffmpeg's autorotate would insert at the start of the chain, here after the shrink: on a 4K 10-bit
+ * frame that is a 25 MB turned copy per decoded frame (docs/benchmarks.md, "HDR and 10-bit video").
+ */
+export function turn (clockwise: number): string | undefined {
+  return clockwise === 90 ? 'transpose=clock' : clockwise === 180 ? 'hflip,vflip' : clockwise === 270 ? 'transpose=cclock' : undefined
+}
+
 const ZIMG_MATRIX: Record<Matrix, string> = { bt601: '470bg', bt709: '709', bt2020: '2020_ncl' }
 /** BT.2408's reference white: SDR white sits at 203 cd/m² in PQ and at 75 % of HLG (on a 1000 cd/m² display). */
 const REFERENCE_WHITE = 203
@@ -97,14 +106,22 @@ export interface FrameFilterOptions {
   bestOf: number
   bestOfSide?: number
   colour: ColourPath
+  /**
+   * The turn ffmpeg was told not to make (`-noautorotate`), made after the shrink; `coverBox` and `bound`
+   * stay those of the frame as shown. 0 (the default): ffmpeg turned the frame before the chain, if at all.
+   */
+  turned?: number
 }
 
 /** The one place the steps are composed, in the order that keeps the expensive ones small. */
-export function frameFilters ({ coverBox, bound: limit, bestOf: n, bestOfSide, colour }: FrameFilterOptions): string {
+export function frameFilters ({ coverBox, bound: limit, bestOf: n, bestOfSide, colour, turned = 0 }: FrameFilterOptions): string {
   const sdr = toSdr(colour)
+  // Before a quarter turn the frame's width is its height as shown.
+  const sideways = turned === 90 || turned === 270
   return [
-    shrink(squarePixels(), coverBox),
-    limit === undefined ? undefined : bound(limit),
+    shrink(squarePixels(), sideways && coverBox !== undefined ? { width: coverBox.height, height: coverBox.width } : coverBox),
+    limit === undefined ? undefined : bound(sideways ? { ...limit, width: limit.height, height: limit.width } : limit),
+    turn(turned),
     n > 0 ? bestOf(n, bestOfSide) : undefined,
     sdr,
     to8bit(sdr === undefined ? colour.matrix : undefined)

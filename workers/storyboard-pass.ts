@@ -43,7 +43,7 @@ export function takesPass (info: VideoInfo, interval: number, frameRate: number 
  * `count` frames, the first at or after each multiple of `interval`; a video that ends before the last tile
  * (or whose frames are further apart than the tiles) repeats its last frame, as a seek past the end would.
  */
-export async function passFrames (input: VideoInput, media: VideoMedia, info: VideoInfo, interval: number, count: number, ctx: JobContext, coverWidth: number, bound: Bound): Promise<RawFrame[]> {
+export async function passFrames (input: VideoInput, media: VideoMedia, info: VideoInfo, interval: number, count: number, ctx: JobContext, coverWidth: number, bound: Bound, turned: number): Promise<RawFrame[]> {
   const colour = colourPath(info.stream ?? { width: info.width, height: info.height })
   const args = passArgs({
     input,
@@ -56,7 +56,8 @@ export async function passFrames (input: VideoInput, media: VideoMedia, info: Vi
     bound,
     colour,
     interval,
-    count
+    count,
+    turned
   })
   // The byte cap lets no frame past the bound be held: `count` frames of it at most, and their headers.
   const run = await runTool(ctx.settings.ffmpegPath, args, { signal: ctx.signal, maxStdoutBytes: count * (bound.width * bound.height * 4 + 128), children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), anyExitCode: true })

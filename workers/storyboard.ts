@@ -41,7 +41,7 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   // Dense tiles of a heavy decode (4K 10-bit) are one pass of one decoder instead (workers/storyboard-pass.ts).
   const stream = probe.streams?.find(s => s.codec_type === 'video')
   const pass = seek === 'exact' && takesPass(info, interval, rate(stream?.avg_frame_rate) ?? rate(stream?.r_frame_rate), count * bound.width * bound.height * 4)
-    ? await passFrames(input, media, info, interval, count, ctx, tileWidth * PRESCALE_FACTOR, bound).catch(err => { throw classify(err) })
+    ? await passFrames(input, media, info, interval, count, ctx, tileWidth * PRESCALE_FACTOR, bound, display.rotation).catch(err => { throw classify(err) })
     : undefined
   const lanes = pass !== undefined ? 1 : Math.max(1, Math.min(ctx.settings.ffmpegThreads, count))
   const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }

@@ -1,7 +1,7 @@
 // The filter chain's steps, each on its string, and the colour path chosen from a stream's facts.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr } from '../../workers/frame-filters.ts'
+import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr, turn } from '../../workers/frame-filters.ts'
 import { bitDepth, colourPath, isHdr, parseStreamLine, probeFacts } from '../../workers/stream-colour.ts'
 import { boundFor } from '../../workers/video.ts'
 
@@ -36,6 +36,19 @@ test('composed in one order: square+shrink, best-of, tone-map, 8 bits', () => {
   const chain = frameFilters({ coverBox: { width: 640 }, bestOf: 20, bestOfSide: 640, colour: hlg })
   assert.equal(chain, [shrink(squarePixels(), { width: 640 }), bestOf(20, 640), toSdr(hlg), to8bit(undefined)].join(','))
   assert.equal(frameFilters({ bestOf: 0, colour: sdr709 }), `${shrink(squarePixels())},${to8bit('bt709')}`)
+})
+
+test('a turn left to the chain (-noautorotate) comes after the shrink and the bound, which take the frame as stored', () => {
+  const hlg = colourPath({ width: 3840, height: 2160, transfer: 'arib-std-b67', primaries: 'bt2020', matrix: 'bt2020nc' })
+  const limit = { width: 328, height: 188, fit: 'crop' } as const
+  // A phone's portrait video: stored 3840x2160, shown 2160x3840; 320 px wide as shown is 320 px tall as stored.
+  assert.equal(frameFilters({ coverBox: { width: 320 }, bound: limit, bestOf: 0, colour: hlg, turned: 270 }),
+    [shrink(squarePixels(), { height: 320 }), bound({ width: 188, height: 328, fit: 'crop' }), 'transpose=cclock', toSdr(hlg), to8bit(undefined)].join(','))
+  assert.equal(frameFilters({ coverBox: { width: 320 }, bound: limit, bestOf: 0, colour: hlg, turned: 180 }),
+    [shrink(squarePixels(), { width: 320 }), bound(limit), 'hflip,vflip', toSdr(hlg), to8bit(undefined)].join(','))
+  // ffmpeg's autorotate: a quarter clockwise is transpose=clock; nothing for no turn (the chain is as before).
+  assert.equal(turn(90), 'transpose=clock')
+  assert.equal(frameFilters({ coverBox: { width: 320 }, bestOf: 0, colour: hlg, turned: 0 }), frameFilters({ coverBox: { width: 320 }, bestOf: 0, colour: hlg }))
 })
 
 test('the colour path: transfer decides HDR; tags decide the matrix; untagged SD is BT.601, HD BT.709', () => {

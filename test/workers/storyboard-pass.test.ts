@@ -41,6 +41,17 @@ test('the pass reads the guarded input once, on slice threads, taking the first 
   assert.deepEqual(args.slice(-5), ['-f', 'image2pipe', '-c:v', 'pam', 'pipe:1'])
 })
 
+test('a turned video (a phone held upright) is turned after the shrink, not by ffmpeg at full size', () => {
+  const request = { input: videoInput({ location: 'file', path: '/tmp/v' }), demuxer: 'mov', threads: 2, maxPixels: 1000, maxStreams: 32, coverBox: { width: 320 }, bound: { width: 188, height: 328, fit: 'crop' }, colour: colourPath({ width: 3840, height: 2160, transfer: 'arib-std-b67', primaries: 'bt2020', matrix: 'bt2020nc' }), interval: 0.25, count: 40 } as const
+  const args = passArgs({ ...request, turned: 270 })
+  assert.equal(args[args.indexOf('-protocol_whitelist') - 1], '-noautorotate', 'an input option: ffmpeg inserts no turn of its own')
+  // The shrink covers 320 px of the stored height (the width as shown), the bound is taken as stored, then the turn.
+  const chain = args[args.indexOf('-vf') + 1]!
+  assert.match(chain, /^select='[^']*',scale=w='max\(1,trunc\(iw\*min\(1,clip\(sar,0\.25,4\)\)\*min\(1,320\/\(ih\/max/)
+  assert.match(chain, /:flags=area,setsar=1,crop=w='min\(iw,328\)':h='min\(ih,188\)':exact=1,transpose=cclock,zscale=/)
+  assert.ok(!passArgs(request).includes('-noautorotate'), 'an unturned video: the chain as before')
+})
+
 test('PAMs one after another are parsed frame by frame', () => {
   const pam = (w: number, h: number, v: number) => Buffer.concat([Buffer.from(`P7\nWIDTH ${w}\nHEIGHT ${h}\nDEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n`), Buffer.alloc(w * h * 3, v)])
   const frames = parsePams(Buffer.concat([pam(2, 1, 7), pam(1, 3, 9)]))
@@ -66,5 +77,24 @@ test('a dense storyboard of 4K Main 10 video: every tile, in order, each a diffe
     const [a, b] = [tile(i - 1), tile(i)]
     const diff = a.reduce((sum, v, k) => sum + Math.abs(v - b[k]!), 0) / a.length
     assert.ok(diff > 1, `tile ${i} differs from tile ${i - 1} (mean difference ${diff.toFixed(2)})`)
+  }
+})
+
+test('a dense storyboard of turned 4K Main 10 video: tiles as the video is shown', async (t) => {
+  const app = await build(t)
+  const dir = tempFolder('thumbd-deep4k-turned-', t)
+  // Stored landscape with a white top-left quarter; the display matrix turns it a quarter to the left, as a
+  // phone held upright records: shown 2160x3840, the white quarter at the bottom left.
+  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=black:size=3840x2160:rate=10:duration=1,drawbox=x=0:y=0:w=1920:h=1080:color=white:t=fill', '-pix_fmt', 'yuv420p10le', '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1', join(dir, 'stored.mp4')])
+  await run('ffmpeg', ['-v', 'error', '-y', '-i', join(dir, 'stored.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', join(dir, 'turned.mp4')])
+  const res = await postMedia(app, 'storyboard', readFileSync(join(dir, 'turned.mp4')), 'video/mp4', '?count=4&columns=4&width=54')
+  assert.equal(res.statusCode, 200, res.body)
+  const board = res.json()
+  assert.deepEqual([board.tileWidth, board.tileHeight], [54, 96])
+  const { data, info } = await sharp(Buffer.from(board.sprite, 'base64')).greyscale().raw().toBuffer({ resolveWithObject: true })
+  const at = (x: number, y: number) => data[y * info.width + x]!
+  for (let i = 0; i < 4; i++) {
+    const left = i * board.tileWidth
+    assert.deepEqual([at(left + 13, 72), at(left + 40, 72), at(left + 13, 24), at(left + 40, 24)].map(v => v > 128), [true, false, false, false], `tile ${i}: white at the bottom left only`)
   }
 })
