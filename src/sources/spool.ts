@@ -27,6 +27,12 @@ export interface SpoolLimits {
   declaredBytes?: number
   /** Stops the intake with its reason (the body fell below the rate floor, see plugins/slow-clients.ts). */
   signal?: AbortSignal
+  /**
+   * A source that ends in memory is not hashed here nor on the digest thread: its image job computes the SHA-256
+   * where the bytes are anyway (ImageResult.sourceSha256), and its identity is undefined until then. Only for
+   * work that needs no digest before its job (no other algorithm asked, no If-None-Match to answer first).
+   */
+  hashInJob?: boolean
 }
 
 export interface SpooledSource {
@@ -38,9 +44,12 @@ export interface SpooledSource {
   /** What the bytes are; undefined only with anyBytes, for bytes that are no media thumbd reads. */
   media: Media | undefined
   size: number
-  /** What ETags derive from: the hex SHA-256 of the bytes received, or for a remote video its URL, size and validator. */
-  identity: string
-  /** Hex digests, by algorithm: sha256 and those asked for (none for a remote video). */
+  /**
+   * What ETags derive from: the hex SHA-256 of the bytes received, or for a remote video its URL, size and
+   * validator. Undefined for a source in memory spooled with hashInJob: its job returns the SHA-256.
+   */
+  identity: string | undefined
+  /** Hex digests, by algorithm: sha256 and those asked for (none for a remote video, nor a source hashed in its job). */
   digests: Partial<Record<DigestAlgorithm, string>>
   /** A remote video's range reads failed (the reason is the catalogue error): whatever job reads it must stop. */
   failed?: AbortSignal
@@ -80,14 +89,19 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
     let ref = await sink.finish()
     let digests: SpooledSource['digests']
-    if (ref.location === 'memory') {
+    if (ref.location === 'memory' && limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES) {
+      // Its job hashes it: the chunks held for a hash at the end are dropped unread. (Past OFFLOAD_BYTES the
+      // digest thread hashes it, as any large source.)
+      digester.abort()
+      digests = {}
+    } else if (ref.location === 'memory') {
       // The bytes move to the digest thread and back: the ref takes the ones that came back.
       const whole = await digester.finishWhole(ref.bytes)
       ;[ref, digests] = [{ location: 'memory', bytes: whole.bytes }, whole.digests]
     } else {
       digests = await digester.finish()
     }
-    return { ref, media, size: sink.size, identity: digests.sha256!, digests, dispose: () => sink.dispose() }
+    return { ref, media, size: sink.size, identity: digests.sha256, digests, dispose: () => sink.dispose() }
   } catch (err) {
     digester.abort()
     await sink.dispose()
