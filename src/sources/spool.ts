@@ -6,6 +6,7 @@ import { errors } from '../errors.ts'
 import { SNIFF_BYTES, sniff, type Media } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
 import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from './digests.ts'
+import { slabs, type Release } from './slabs.ts'
 import type { TempDir } from './temp-dir.ts'
 
 /** Digests /api/hash offers; each is computed while the source streams in, never in a second pass. */
@@ -87,11 +88,13 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
       if (!sink.inMemory) await digester.stopDeferring()
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
-    let ref = await sink.finish()
+    // Its job hashes it, and nothing but its job reads it: on a slab (slabs.ts). (Past OFFLOAD_BYTES the digest
+    // thread hashes it, as any large source.)
+    const hashedByJob = limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES
+    let ref = await sink.finish(hashedByJob)
     let digests: SpooledSource['digests']
-    if (ref.location === 'memory' && limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES) {
-      // Its job hashes it: the chunks held for a hash at the end are dropped unread. (Past OFFLOAD_BYTES the
-      // digest thread hashes it, as any large source.)
+    if (ref.location === 'memory' && hashedByJob) {
+      // The chunks held for a hash at the end are dropped unread.
       digester.abort()
       digests = {}
     } else if (ref.location === 'memory') {
@@ -162,6 +165,8 @@ class Sink {
   private readonly limits: SpoolLimits
   private disposed = false
   private discarding = false
+  /** Gives back the slab the bytes were gathered on, if they were. */
+  private releaseSlab: Release | undefined
 
   constructor (limits: SpoolLimits) {
     this.limits = limits
@@ -211,17 +216,20 @@ class Sink {
     this.file = undefined
   }
 
-  async finish (): Promise<SpooledSource['ref']> {
+  /** `onSlab`: bytes kept in memory go on a reused slab (slabs.ts), given back when the source is disposed. */
+  async finish (onSlab: boolean): Promise<SpooledSource['ref']> {
     if (this.discarding) return { location: 'discarded' }
     if (this.file !== undefined) {
       await this.flush()
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
-    // A buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat may
-    // hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte is
-    // written just below.
-    const bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
+    // Else a buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat
+    // may hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte
+    // is written just below.
+    let bytes: Uint8Array
+    if (onSlab) ({ bytes, release: this.releaseSlab } = slabs.take(this.size))
+    else bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     let at = 0
     for (const chunk of this.chunks) {
       bytes.set(chunk, at)
@@ -235,6 +243,7 @@ class Sink {
     if (this.disposed) return
     this.disposed = true
     this.chunks = []
+    this.releaseSlab?.()
     if (this.file === undefined) return
     await this.file.handle.close().catch(() => {})
     await this.limits.tempDir.remove(this.file.path)
