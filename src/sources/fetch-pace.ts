@@ -1,7 +1,7 @@
 // The byte-rate floor of a URL fetch. A fetch holds one of MAX_CONCURRENT_FETCHES slots: an origin that drips
 // (1 byte a second, say) would hold it for all of FETCH_TIMEOUT_MS, and 16 of them would turn every other URL
 // source away with 503. Counted where the body is read (src/plugins/sources.ts spools it as fast as it comes).
-import { finished, Transform, type Readable } from 'node:stream'
+import { Transform, type Readable, pipeline } from 'node:stream'
 import { errors } from '../errors.ts'
 
 /** The floor is checked over windows this long, from the moment the headers arrived. */
@@ -29,14 +29,8 @@ export function paceBody (body: Readable, minBytesPerSecond: number, tooSlow: (e
     clearInterval(timer)
     tooSlow(new errors.SourceFetchFailed(`the source sent less than ${minBytesPerSecond} bytes/s (FETCH_MIN_BYTES_PER_SECOND)`))
   }, FETCH_RATE_WINDOW_MS).unref()
-  // Either side's end or failure ends the count (and destroys the other side). Not stream.pipeline: at the
-  // end of every fetch it aborts an AbortController of its own, whose DOMException (a stack trace) cost the
-  // main thread more than the count itself (docs/benchmarks.md, Main thread per request).
-  body.pipe(counted)
-  finished(body, err => { if (err !== undefined && err !== null) counted.destroy(err) })
-  counted.once('close', () => {
-    clearInterval(timer)
-    if (!body.destroyed) body.destroy()
-  })
+  // Either side's end or failure ends the count (and destroys the other side).
+  pipeline(body, counted, () => clearInterval(timer))
+  counted.on('close', () => clearInterval(timer))
   return counted
 }
