@@ -187,8 +187,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         discard(fetched.body)
         return await spoolWithLimits((await fetch(url)).body, digests)
       }
-      // undici holds a body to its Content-Length: the spool may size its memory from it.
-      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, { ...digests, declaredBytes: announcedLength(fetched.headers['content-length']) })
+      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
       return await fromFirstRange(fetched, fetchSignal, {
         fetch: (target, _signal, headers) => fetch(target, headers),
         reader: rangeReader,
@@ -203,11 +202,6 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 
   app.decorate('sources', { take, fetchUrl })
 }, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients', 'media-tools', 'metrics'] })
-
-/** A Content-Length header's size, if it is one. */
-function announcedLength (header: string | string[] | undefined): number | undefined {
-  return typeof header === 'string' && /^\d{1,15}$/.test(header) ? Number(header) : undefined
-}
 
 /** The part of a spooled source a job takes; the caller has ensured it is media. */
 export function jobSource ({ ref, media, size }: SpooledSource): JobSource {

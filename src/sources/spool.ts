@@ -65,12 +65,7 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
   const algorithms = [...new Set<DigestAlgorithm>(['sha256', ...(limits.algorithms ?? [])])]
   // Sources that stay in memory are hashed whole at the end, off the main thread (sources/digests.ts).
   const digester = new StreamDigests(algorithms, limits.runDigestTask, limits.declaredBytes, OFFLOAD_BYTES, limits.memoryBytes)
-  // Its job hashes it, and nothing but its job reads it: on a slab (slabs.ts). (Past OFFLOAD_BYTES the digest
-  // thread hashes it, as any large source.)
-  const hashedByJob = (size: number) => limits.hashInJob === true && algorithms.length === 1 && size <= OFFLOAD_BYTES
-  const { declaredBytes: announced } = limits
-  // Announced (HTTP frames it by its Content-Length) and bound for memory: gathered on its slab as it comes.
-  const sink = new Sink(limits, announced !== undefined && announced > 0 && announced <= limits.memoryBytes && hashedByJob(announced) ? announced : undefined)
+  const sink = new Sink(limits)
   let sniffed = false
   let media: Media | undefined
   try {
@@ -93,9 +88,12 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
       if (!sink.inMemory) await digester.stopDeferring()
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
-    let ref = await sink.finish(hashedByJob(sink.size))
+    // Its job hashes it, and nothing but its job reads it: on a slab (slabs.ts). (Past OFFLOAD_BYTES the digest
+    // thread hashes it, as any large source.)
+    const hashedByJob = limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES
+    let ref = await sink.finish(hashedByJob)
     let digests: SpooledSource['digests']
-    if (ref.location === 'memory' && hashedByJob(sink.size)) {
+    if (ref.location === 'memory' && hashedByJob) {
       // The chunks held for a hash at the end are dropped unread.
       digester.abort()
       digests = {}
@@ -169,15 +167,9 @@ class Sink {
   private discarding = false
   /** Gives back the slab the bytes were gathered on, if they were. */
   private releaseSlab: Release | undefined
-  /**
-   * In memory mode, with the size announced: the slab the chunks are copied to as they arrive, while they are
-   * still in the cache (and not held until the end: no copy from cold memory then, less for the GC).
-   */
-  private slab: { bytes: Uint8Array, release: Release } | undefined
 
-  constructor (limits: SpoolLimits, announcedBytes?: number) {
+  constructor (limits: SpoolLimits) {
     this.limits = limits
-    if (announcedBytes !== undefined) this.slab = slabs.take(announcedBytes)
   }
 
   head (): Uint8Array {
@@ -193,12 +185,6 @@ class Sink {
     if (this.first.length < SNIFF_BYTES) this.first = Buffer.concat([this.first, chunk.subarray(0, SNIFF_BYTES - this.first.length)])
     this.size += chunk.length
     if (this.discarding) return
-    if (this.slab !== undefined && this.size <= this.slab.bytes.byteLength) {
-      this.slab.bytes.set(chunk, this.size - chunk.length)
-      return
-    }
-    // More than announced (a hint only): gathered as chunks from here.
-    this.offSlab(this.size - chunk.length)
     this.chunks.push(chunk)
     this.unwritten += chunk.length
     if (this.file === undefined && this.size > this.limits.memoryBytes) await this.toFile()
@@ -207,7 +193,6 @@ class Sink {
 
   async toFile (): Promise<void> {
     if (this.file !== undefined) return
-    this.offSlab(this.size)
     const path = this.limits.tempDir.newFile()
     // 'wx': never follow or reuse an existing path.
     this.file = { path, handle: await open(path, 'wx', 0o600) }
@@ -225,7 +210,6 @@ class Sink {
   async discard (): Promise<void> {
     this.discarding = true
     this.chunks = []
-    this.offSlab(0)
     if (this.file === undefined) return
     await this.file.handle.close().catch(() => {})
     await this.limits.tempDir.remove(this.file.path)
@@ -244,12 +228,6 @@ class Sink {
     // may hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte
     // is written just below.
     let bytes: Uint8Array
-    if (this.slab !== undefined && onSlab) {
-      ;[bytes, this.releaseSlab] = [new Uint8Array(this.slab.bytes.buffer, 0, this.size), this.slab.release]
-      this.slab = undefined
-      return { location: 'memory', bytes }
-    }
-    this.offSlab(this.size)
     if (onSlab) ({ bytes, release: this.releaseSlab } = slabs.take(this.size))
     else bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     let at = 0
@@ -261,23 +239,11 @@ class Sink {
     return { location: 'memory', bytes }
   }
 
-  /** Gathers on chunks from now on: the first `filled` bytes on the slab become the first chunk, and the slab goes back. */
-  private offSlab (filled: number): void {
-    if (this.slab === undefined) return
-    if (filled > 0) {
-      this.chunks = [Buffer.from(this.slab.bytes.subarray(0, filled))]
-      this.unwritten = filled
-    }
-    this.slab.release()
-    this.slab = undefined
-  }
-
   async dispose (): Promise<void> {
     if (this.disposed) return
     this.disposed = true
     this.chunks = []
     this.releaseSlab?.()
-    this.offSlab(0)
     if (this.file === undefined) return
     await this.file.handle.close().catch(() => {})
     await this.limits.tempDir.remove(this.file.path)
