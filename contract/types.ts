@@ -203,6 +203,8 @@ export interface ImageResult {
   format: OutputFormat
   width: number
   height: number
+  /** Hex SHA-256 of a source the job had in memory, hashed where its bytes are (the ETag's identity; see SpoolLimits.hashInJob). */
+  sourceSha256?: string
 }
 
 export interface PerceptualResult {

@@ -1,5 +1,6 @@
 // Runs one job by name and turns any failure into plain { code, message } data.
 // Both the piscina entry (index.ts) and inline mode call this, so the two modes run identical code.
+import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { begin } from '../contract/control.ts'
 import { toFailure } from '../contract/job-error.ts'
@@ -9,7 +10,7 @@ import { preview } from './preview.ts'
 import { resize } from './resize.ts'
 import { storyboard } from './storyboard.ts'
 import { thumbnail } from './thumbnail.ts'
-import type { Envelope, JobContext, JobOutcome, JobResults, JobTask } from '../contract/types.ts'
+import type { Envelope, ImageResult, JobContext, JobOutcome, JobResults, JobTask } from '../contract/types.ts'
 
 type Job<K extends JobTask['kind']> = (task: Extract<JobTask, { kind: K }>, ctx: JobContext) => Promise<JobResults[K]>
 const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual, info, storyboard, preview }
@@ -19,9 +20,10 @@ export async function dispatch ({ task, settings, control, deadline }: Envelope)
   const running = begin(control, deadline)
   if (running === undefined) return { ok: false, error: { code: 'CANCELLED', message: 'the job was cancelled' }, workMs: 0 }
   try {
+    const sourceSha256 = imageSourceDigest(task)
     const job = jobs[task.kind] as Job<typeof task.kind>
     const value = await job(task, { settings, signal: running.signal, deadline })
-    return { ok: true, value, workMs: performance.now() - started }
+    return { ok: true, value: sourceSha256 === undefined ? value : { ...value as ImageResult, sourceSha256 }, workMs: performance.now() - started }
   } catch (err) {
     // A job that lost the race with its cancel/deadline reports that, not the decoder's complaint about being killed.
     const reason = running.signal.aborted ? running.signal.reason : err
@@ -29,4 +31,14 @@ export async function dispatch ({ task, settings, control, deadline }: Envelope)
   } finally {
     running.finish()
   }
+}
+
+/**
+ * An image job's source in memory is hashed here, where its bytes are anyway: the main thread then needs no
+ * digest before the job (src/routes/image-reply.ts derives the ETag from this one). Before the job, so that
+ * it is the digest of the bytes as received.
+ */
+function imageSourceDigest (task: JobTask): string | undefined {
+  if ((task.kind !== 'thumbnail' && task.kind !== 'resize') || task.source.ref.location !== 'memory') return undefined
+  return createHash('sha256').update(task.source.ref.bytes).digest('hex')
 }

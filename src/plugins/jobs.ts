@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
-import { handOff } from '../jobs/hand-off.ts'
+import { handOff, holdSource } from '../jobs/hand-off.ts'
 import { createPairing, JOBS_PER_THREAD, type Seat } from '../jobs/pairing.ts'
 import { codeOf, errors, fromJobFailure, ThumbdError } from '../errors.ts'
 import type { JobOutcomeLabel } from './metrics.ts'
@@ -122,6 +122,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
 
   /** One attempt at a job: a fresh control word and a seat of its own in the pool. */
   function submit (envelope: Envelope, seat: Seat, job: symbol): Promise<JobOutcome> {
+    // Its slab is not refilled while the attempt may read it, whenever the main thread stops waiting.
+    const release = holdSource(envelope)
     const { sent, transferList } = pool !== undefined ? handOff(envelope, seat) : { sent: envelope, transferList: [] }
     const pending = pool !== undefined
       // The seat rides along as piscina's queue options: a symbol key, so it is not sent to the thread.
@@ -134,7 +136,10 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     const settled = pending.then(outcome => {
       const cut = !outcome.ok && outcome.error.code === 'CANCELLED' && outcome.workMs < config.jobTimeoutMs
       if (outcome.workMs > 0) app.admission[cut ? 'recordAtLeast' : 'record'](envelope.task.kind, outcome.workMs / seat.sharers)
-    }, () => {}).finally(() => pairing.leave(seat))
+    }, () => {}).finally(() => {
+      pairing.leave(seat)
+      release?.()
+    })
     inFlight.set(job, { control: envelope.control, settled })
     return pending
   }

@@ -25,9 +25,11 @@ export interface TakeOptions<T extends TObject> {
   anyBytes?: boolean
   /** A large remote video may stay where it is, read by ranges (FetchOptions.remoteVideos). */
   remoteVideos?: boolean
+  /** A source that ends in memory is hashed by its image job, not before it (SpoolLimits.hashInJob). */
+  hashInJob?: boolean
 }
 
-export interface FetchOptions extends Pick<SpoolLimits, 'algorithms' | 'anyBytes'> {
+export interface FetchOptions extends Pick<SpoolLimits, 'algorithms' | 'anyBytes' | 'hashInJob'> {
   /**
    * A video of RANGE_READ_MIN_BYTES or more, from a server that answers ranges, is not downloaded: ffmpeg
    * reads the ranges it needs through the range reader (src/sources/range-reader.ts). For jobs that decode
@@ -101,9 +103,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     await request.spooled?.dispose()
   })
 
-  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, { algorithms, anyBytes, remoteVideos }: TakeOptions<T> = {}): Promise<Taken<T>> {
+  async function take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, { algorithms, anyBytes, remoteVideos, hashInJob }: TakeOptions<T> = {}): Promise<Taken<T>> {
     const query = request.query as Record<string, unknown>
-    const digesting = (options: Record<string, unknown>) => ({ algorithms: algorithms?.(options as Static<T>), anyBytes })
+    const digesting = (options: Record<string, unknown>) => ({ algorithms: algorithms?.(options as Static<T>), anyBytes, hashInJob })
     let options: Record<string, unknown>
     let source: SpooledSource
     let trailingParts: (() => Promise<void>) | undefined
@@ -139,7 +141,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return { source, options: options as Static<T> }
   }
 
-  function spoolWithLimits (stream: Readable, limits: Pick<SpoolLimits, 'declaredBytes' | 'algorithms' | 'anyBytes' | 'signal'>) {
+  function spoolWithLimits (stream: Readable, limits: Pick<SpoolLimits, 'declaredBytes' | 'algorithms' | 'anyBytes' | 'signal' | 'hashInJob'>) {
     return spool(stream, { ...limits, maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir, runDigestTask: app.runDigestTask })
   }
 

@@ -1,5 +1,7 @@
 // How image results go out: validators and caching headers derived from the source's content, so a
-// repeated request is answered 304 before any job runs.
+// repeated request is answered 304 before any job runs. A request without If-None-Match has no use for the
+// digest before its job: its source's SHA-256 is then computed by the job, in the pool thread that has the
+// bytes anyway (workers/dispatch.ts), and the ETag made from it after.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JobResult } from '../plugins/jobs.ts'
@@ -8,7 +10,9 @@ import type { PreviewTask, ResizeTask, ThumbnailTask } from '../../contract/type
 /** The reply is a pure function of the source bytes and the options: it never changes. */
 export const CACHE_CONTROL = 'public, max-age=31536000, immutable'
 
-export function entityTag (sourceIdentity: string, kind: string, options: unknown): string {
+export function entityTag (sourceIdentity: string | undefined, kind: string, options: unknown): string {
+  // A source hashed in its job has no identity before it (SpoolLimits.hashInJob): a tag of nothing is a bug.
+  if (sourceIdentity === undefined) throw new Error('an ETag needs the source\'s identity; this source is hashed by its job')
   const digest = createHash('sha256').update(`${sourceIdentity}\n${kind}\n${JSON.stringify(options)}`).digest('base64url')
   return `"${digest.slice(0, 32)}"`
 }
@@ -23,9 +27,19 @@ export function notModified (request: FastifyRequest, reply: FastifyReply, etag:
   return true
 }
 
+/** Whether a request's source may be hashed by its job (no digest needed before it): it asks nothing conditional. */
+export const hashInJob = (request: FastifyRequest): boolean => request.headers['if-none-match'] === undefined
+
+/** The identity of a source hashed by its job: the SHA-256 that job returned. */
+export function identityAfterJob (identity: string | undefined, result: JobResult): string {
+  const known = identity ?? result.value.sourceSha256
+  if (known === undefined) throw new Error('the job returned no digest of its source')
+  return known
+}
+
 export interface ImageJob {
-  /** The source's identity (SpooledSource.identity): with the options it makes the ETag. */
-  identity: string
+  /** The source's identity (SpooledSource.identity): with the options it makes the ETag; undefined if the job hashes it. */
+  identity: string | undefined
   task: ThumbnailTask | ResizeTask | PreviewTask
   /** The options that change the output (normalised, so equal asks get equal tags). */
   etagOptions: unknown
@@ -33,11 +47,15 @@ export interface ImageJob {
   negotiated: boolean
 }
 
-/** The common end of an image route: 304 without a job when the ETag matches, else run the job and send. */
+/**
+ * The common end of an image route: 304 without a job when the ETag matches, else run the job and send. A
+ * source its job hashes gets its ETag after the job (then a matching If-None-Match is still answered 304).
+ */
 export async function answerWithImage (app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { identity, task, etagOptions, negotiated }: ImageJob) {
-  const etag = entityTag(identity, task.kind, etagOptions)
-  if (notModified(request, reply, etag, negotiated)) return reply.send()
+  if (identity !== undefined && notModified(request, reply, entityTag(identity, task.kind, etagOptions), negotiated)) return reply.send()
   const result = await app.jobs.run(task, request.jobOptions)
+  const etag = entityTag(identityAfterJob(identity, result), task.kind, etagOptions)
+  if (identity === undefined && notModified(request, reply, etag, negotiated)) return reply.send()
   return sendImage(reply, result, etag, negotiated)
 }
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
-import { answerWithImage } from './image-reply.ts'
+import { answerWithImage, hashInJob } from './image-reply.ts'
 import { ResizeQuery, imageOptions, sameFormat } from './options.ts'
 import { IMAGE_REPLY, jobRoute } from './schemas.ts'
 
@@ -15,7 +15,7 @@ const DOC = {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/resize', jobRoute('resize', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options)
+    const { source, options } = await app.sources.take(request, reply, Options, { hashInJob: hashInJob(request) })
     const job = jobSource(source)
     if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, { format: sameFormat(job.media) })

@@ -13,7 +13,7 @@ import type { SpooledSource } from '../sources/spool.ts'
 import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
-import { entityTag, notModified, sendImage } from './image-reply.ts'
+import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
 import { sharedStop, urlQuality, videoReplies } from './signed-url-video.ts'
@@ -140,9 +140,12 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       if (negotiated) reply.header('vary', 'Accept')
       return reply.headers(memoised.headers).header('etag', memoised.etag).header('cache-control', cacheControl).send(memoised.body)
     }
+    const etagOf = (identity: string) => entityTag(identity, 'url', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality })
     return shared.withShared(key, request.clientGone, async (signal) => {
-      const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
-      return { source: fetched, etag: entityTag(fetched.identity, 'url', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality }) }
+      // Hashed by its job when the request that starts the work needs no ETag before it (skip_processing
+      // sends the source itself): the others that join take the ETag from the job's result, a 304 included.
+      const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true, hashInJob: hashInJob(request) && options.skipProcessing === undefined })
+      return { source: fetched, etag: fetched.identity === undefined ? undefined : etagOf(fetched.identity) }
     }, ({ source: fetched }, signal) => {
       const job = jobSource(fetched)
       if (job.media.kind !== 'image') app.mediaTools.assertVideo()
@@ -150,15 +153,17 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       // Shared: it stops when every client waiting for it has left (or at the deadline, or on a remote video's failed range read).
       const stop = sharedStop(signal, fetched.failed)
       return job.media.kind === 'image' ? app.jobs.run({ kind: 'resize', source: job, image }, stop) : app.jobs.run({ kind: 'thumbnail', source: job, image, video }, stop)
-    }, async ({ etag, source: fetched }, image) => {
-      if (notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
+    }, async ({ etag: known, source: fetched }, image) => {
+      if (known !== undefined && notModified(request, reply, known, negotiated, cacheControl)) return reply.send()
       const media = fetched.media
       // skip_processing: a source of a listed format goes out as it came (imgproxy's skp).
       if (media?.kind === 'image' && options.skipProcessing?.includes(media.format)) {
         disposition(reply, options, source, media.format)
-        return reply.header('content-type', media.mime).header('etag', etag).header('cache-control', cacheControl).send(await sourceBytes(fetched))
+        return reply.header('content-type', media.mime).header('etag', etagOf(fetched.identity!)).header('cache-control', cacheControl).send(await sourceBytes(fetched))
       }
       const result = await image()
+      const etag = known ?? etagOf(identityAfterJob(fetched.identity, result))
+      if (known === undefined && notModified(request, reply, etag, negotiated, cacheControl)) return reply.send()
       disposition(reply, options, source, result.value.format)
       const { data, format: made } = result.value
       const disposed = reply.getHeader('content-disposition')

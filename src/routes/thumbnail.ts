@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { jobSource } from '../plugins/sources.ts'
 import { ImageQuery, VideoQuery, imageOptions, videoOptions } from './options.ts'
 import { IMAGE_REPLY, jobRoute } from './schemas.ts'
-import { answerWithImage } from './image-reply.ts'
+import { answerWithImage, hashInJob } from './image-reply.ts'
 
 /** Default thumbnail: 320 px wide JPEG, height from the aspect ratio. */
 const DEFAULTS = { width: 320, format: 'jpeg' } as const
@@ -16,7 +16,7 @@ const DOC = {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/thumbnail', jobRoute('thumbnail', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true })
+    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true, hashInJob: hashInJob(request) })
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
     const job = jobSource(source)

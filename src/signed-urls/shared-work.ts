@@ -9,8 +9,11 @@ import type { SpooledSource } from '../sources/spool.ts'
 
 export interface Fetched {
   source: SpooledSource
-  /** From the source's bytes and the normalised options. */
-  etag: string
+  /**
+   * From the source's bytes and the normalised options; undefined when the source is hashed by its job
+   * (SpoolLimits.hashInJob): each request then takes the ETag from the one job's result.
+   */
+  etag: string | undefined
 }
 
 interface Shared {
@@ -34,7 +37,7 @@ export function createSharedWork () {
    * stops the shared work. A request whose client leaves (`gone`) stops waiting at once; the work stops too
    * if no other request is waiting for it. Either way the request fails with an error saying which.
    */
-  async function withShared<T, R = JobResult> (key: string, gone: AbortSignal, fetch: (signal: AbortSignal) => Promise<Fetched>, job: (fetched: Fetched, signal: AbortSignal) => Promise<R>, use: (fetched: Fetched, image: () => Promise<R>) => Promise<T>): Promise<T> {
+  async function withShared<T, R = JobResult, F extends Fetched = Fetched> (key: string, gone: AbortSignal, fetch: (signal: AbortSignal) => Promise<F>, job: (fetched: F, signal: AbortSignal) => Promise<R>, use: (fetched: F, image: () => Promise<R>) => Promise<T>): Promise<T> {
     let shared = fetching.get(key)
     if (shared === undefined) {
       const stop = new AbortController()
@@ -61,7 +64,8 @@ export function createSharedWork () {
     if (gone.aborted) onGone()
     else gone.addEventListener('abort', onGone, { once: true })
     try {
-      const fetched = await Promise.race([joined.fetched, left])
+      // The same key always comes with the same fetch (the path as signed): its F.
+      const fetched = await Promise.race([joined.fetched as Promise<F>, left])
       return await use(fetched, () => Promise.race([(joined.image ??= job(fetched, joined.stop.signal)) as Promise<R>, left]))
     } finally {
       if (!gone.aborted) {

@@ -6,6 +6,7 @@ import { errors } from '../errors.ts'
 import { SNIFF_BYTES, sniff, type Media } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
 import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from './digests.ts'
+import { slabs, type Release } from './slabs.ts'
 import type { TempDir } from './temp-dir.ts'
 
 /** Digests /api/hash offers; each is computed while the source streams in, never in a second pass. */
@@ -27,6 +28,12 @@ export interface SpoolLimits {
   declaredBytes?: number
   /** Stops the intake with its reason (the body fell below the rate floor, see plugins/slow-clients.ts). */
   signal?: AbortSignal
+  /**
+   * A source that ends in memory is not hashed here nor on the digest thread: its image job computes the SHA-256
+   * where the bytes are anyway (ImageResult.sourceSha256), and its identity is undefined until then. Only for
+   * work that needs no digest before its job (no other algorithm asked, no If-None-Match to answer first).
+   */
+  hashInJob?: boolean
 }
 
 export interface SpooledSource {
@@ -38,9 +45,12 @@ export interface SpooledSource {
   /** What the bytes are; undefined only with anyBytes, for bytes that are no media thumbd reads. */
   media: Media | undefined
   size: number
-  /** What ETags derive from: the hex SHA-256 of the bytes received, or for a remote video its URL, size and validator. */
-  identity: string
-  /** Hex digests, by algorithm: sha256 and those asked for (none for a remote video). */
+  /**
+   * What ETags derive from: the hex SHA-256 of the bytes received, or for a remote video its URL, size and
+   * validator. Undefined for a source in memory spooled with hashInJob: its job returns the SHA-256.
+   */
+  identity: string | undefined
+  /** Hex digests, by algorithm: sha256 and those asked for (none for a remote video, nor a source hashed in its job). */
   digests: Partial<Record<DigestAlgorithm, string>>
   /** A remote video's range reads failed (the reason is the catalogue error): whatever job reads it must stop. */
   failed?: AbortSignal
@@ -78,16 +88,23 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
       if (!sink.inMemory) await digester.stopDeferring()
     }
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
-    let ref = await sink.finish()
+    // Its job hashes it, and nothing but its job reads it: on a slab (slabs.ts). (Past OFFLOAD_BYTES the digest
+    // thread hashes it, as any large source.)
+    const hashedByJob = limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES
+    let ref = await sink.finish(hashedByJob)
     let digests: SpooledSource['digests']
-    if (ref.location === 'memory') {
+    if (ref.location === 'memory' && hashedByJob) {
+      // The chunks held for a hash at the end are dropped unread.
+      digester.abort()
+      digests = {}
+    } else if (ref.location === 'memory') {
       // The bytes move to the digest thread and back: the ref takes the ones that came back.
       const whole = await digester.finishWhole(ref.bytes)
       ;[ref, digests] = [{ location: 'memory', bytes: whole.bytes }, whole.digests]
     } else {
       digests = await digester.finish()
     }
-    return { ref, media, size: sink.size, identity: digests.sha256!, digests, dispose: () => sink.dispose() }
+    return { ref, media, size: sink.size, identity: digests.sha256, digests, dispose: () => sink.dispose() }
   } catch (err) {
     digester.abort()
     await sink.dispose()
@@ -148,6 +165,8 @@ class Sink {
   private readonly limits: SpoolLimits
   private disposed = false
   private discarding = false
+  /** Gives back the slab the bytes were gathered on, if they were. */
+  private releaseSlab: Release | undefined
 
   constructor (limits: SpoolLimits) {
     this.limits = limits
@@ -197,17 +216,20 @@ class Sink {
     this.file = undefined
   }
 
-  async finish (): Promise<SpooledSource['ref']> {
+  /** `onSlab`: bytes kept in memory go on a reused slab (slabs.ts), given back when the source is disposed. */
+  async finish (onSlab: boolean): Promise<SpooledSource['ref']> {
     if (this.discarding) return { location: 'discarded' }
     if (this.file !== undefined) {
       await this.flush()
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
-    // A buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat may
-    // hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte is
-    // written just below.
-    const bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
+    // Else a buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat
+    // may hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte
+    // is written just below.
+    let bytes: Uint8Array
+    if (onSlab) ({ bytes, release: this.releaseSlab } = slabs.take(this.size))
+    else bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     let at = 0
     for (const chunk of this.chunks) {
       bytes.set(chunk, at)
@@ -221,6 +243,7 @@ class Sink {
     if (this.disposed) return
     this.disposed = true
     this.chunks = []
+    this.releaseSlab?.()
     if (this.file === undefined) return
     await this.file.handle.close().catch(() => {})
     await this.limits.tempDir.remove(this.file.path)

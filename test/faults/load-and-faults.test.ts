@@ -58,9 +58,9 @@ test('job work runs niced: the pool threads, and the libuv and libvips threads t
   for (const name of ['WorkerThread', 'libuv-worker', 'libvips worker']) {
     const found = threads.filter(thread => thread.name === name)
     assert.ok(found.length > 0, `some ${name} threads`)
-    // The digest thread, which hashed the photo, is intake: at the event loop's priority (the next test).
-    const digestThread = name === 'WorkerThread' ? [0] : []
-    assert.deepEqual(found.map(thread => thread.nice).filter(nice => nice !== 10), digestThread, `every ${name} thread at nice 10`)
+    // The photo, asked without If-None-Match, was hashed by its job: no digest thread (intake, at the event
+    // loop's priority: the next test) was started.
+    assert.deepEqual(found.map(thread => thread.nice).filter(nice => nice !== 10), [], `every ${name} thread at nice 10`)
   }
   assert.ok(threads.filter(thread => thread.name === 'WorkerThread' && thread.nice === 10).length >= app.jobs.stats().threads, 'every pool thread at nice 10')
   assert.equal(threads.find(thread => thread.name === 'MainThread')?.nice, 0, 'the event loop keeps its priority')
@@ -70,8 +70,11 @@ test('the digest thread is intake, not job work: it hashes at the event loop\'s 
   const app = await build(t)
   const base = await listen(app)
   const atPriority = () => threadNiceness().filter(thread => thread.name === 'WorkerThread' && thread.nice === 0).length
-  // A job first: the pool's threads nice themselves as they start; the digest thread hashed the photo, whole.
+  // A job first: the pool's threads nice themselves as they start. The photo was hashed by its job; a
+  // conditional request's photo is hashed before it, whole, by the digest thread.
   assert.equal((await upload(base, 'thumbnail', await media('jpeg-large'))).status, 200)
+  assert.equal(atPriority(), 0, 'no worker thread at nice 0: no digest thread yet')
+  assert.equal((await upload(base, 'thumbnail', await media('jpeg-large'), '', undefined, { 'if-none-match': '"another"' })).status, 200)
   assert.equal(atPriority(), 1, 'one worker thread at nice 0: the digest thread')
   // Past OFFLOAD_BYTES, so the digest thread hashes it while it streams in; it stays up for a while after.
   const bytes = randomBytes(OFFLOAD_BYTES + (1 << 20))
