@@ -4,8 +4,9 @@
 // a Retry-After from that estimate.
 // Checked twice: in onRequest, before any body byte is read, so most refusals cost almost nothing; and when
 // the job is submitted, after intake. At onRequest, uploads in progress whose bodies come fast (at least
-// INTAKE_BYTES_PER_SECOND over each INTAKE_TICK_MS) count too, each as its kind's estimate: they are jobs a
-// moment from now. Without them, 200 clients that start 12 MB uploads at once were all admitted (nothing was
+// INTAKE_BYTES_PER_SECOND on average since their head) count too, each as its kind's estimate: they are jobs
+// a moment from now. An average, not each window's rate: the server's own stalls (its disk writes, on libuv's
+// niced threads, under load) must not make an upload look slow. Without them, 200 clients that start 12 MB uploads at once were all admitted (nothing was
 // queued yet), and the main thread took in, hashed and spooled 2.4 GB only to refuse most at submission,
 // in loop turns of 20-120 ms (/health p99 38-66 ms, docs/benchmarks.md). A slow upload (a phone on a bad
 // network, or an attacker's drip) does not count: it holds no capacity that others need
@@ -45,13 +46,13 @@ const INITIAL_ESTIMATE_MS: Record<JobKind, number> = { thumbnail: 300, resize: 1
 /** Weight of the newest sample in the moving average. */
 const ALPHA = 0.2
 const MAX_RETRY_AFTER_SECONDS = 60
-/** How fast an upload in progress must come to count as queued work, checked over windows this long. */
+/** How fast an upload in progress must come, on average since its head, to count as queued work; checked this often. */
 export const INTAKE_BYTES_PER_SECOND = 256 << 10
 export const INTAKE_TICK_MS = 50
 const INTAKE_TICK_BYTES = INTAKE_BYTES_PER_SECOND * INTAKE_TICK_MS / 1000
 
-/** An admitted upload still coming in: it counts while the last window (or, at first, what came with its head) was fast. */
-interface Intake { socket: Socket, estimateMs: number, bytesRead: number, counted: boolean }
+/** An admitted upload still coming in: it counts while it keeps the rate (at first: if a tick's worth came with its head). */
+interface Intake { socket: Socket, estimateMs: number, startedAt: number, bytesAtStart: number, counted: boolean }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
   const threads = config.executionMode === 'pool' ? config.poolThreads : 1
@@ -69,9 +70,10 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   }
   // One timer for every upload in progress: under a flood, hundreds.
   const tick = () => {
+    const now = performance.now()
     for (const intake of intakes) {
-      count(intake, intake.socket.bytesRead - intake.bytesRead >= INTAKE_TICK_BYTES)
-      intake.bytesRead = intake.socket.bytesRead
+      const elapsedMs = now - intake.startedAt
+      if (elapsedMs >= INTAKE_TICK_MS) count(intake, (intake.socket.bytesRead - intake.bytesAtStart) * 1000 >= INTAKE_BYTES_PER_SECOND * elapsedMs)
     }
   }
 
@@ -91,7 +93,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const { raw } = request
     const { socket } = raw
     if (raw.complete || !(socket instanceof Socket)) return
-    const intake: Intake = { socket, estimateMs: estimateMs[kind], bytesRead: socket.bytesRead, counted: false }
+    const intake: Intake = { socket, estimateMs: estimateMs[kind], startedAt: performance.now(), bytesAtStart: socket.bytesRead, counted: false }
     // What came with the head (a client that sends its body at once) counts from now, not from the next tick.
     count(intake, raw.readableLength >= INTAKE_TICK_BYTES)
     intakes.add(intake)
