@@ -3,11 +3,17 @@
 // client cut short as a lower bound) until it is done; a request whose wait (reserved work / threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and
 // a Retry-After from that estimate.
 // Checked twice: in onRequest, before any body byte is read, so most refusals cost almost nothing; and when
-// the job is submitted, after intake. Only jobs reserve: a client still uploading (slowly, maybe: a phone on
-// a bad network, or an attacker) holds no capacity that others need (src/plugins/slow-clients.ts cuts those
-// below the rate floor).
+// the job is submitted, after intake. At onRequest, uploads in progress whose bodies come fast (at least
+// INTAKE_BYTES_PER_SECOND on average since their head) count too, each as its kind's estimate: they are jobs
+// a moment from now. An average, not each window's rate: the server's own stalls (its disk writes, on libuv's
+// niced threads, under load) must not make an upload look slow. Without them, 200 clients that start 12 MB uploads at once were all admitted (nothing was
+// queued yet), and the main thread took in, hashed and spooled 2.4 GB only to refuse most at submission,
+// in loop turns of 20-120 ms (/health p99 38-66 ms, docs/benchmarks.md). A slow upload (a phone on a bad
+// network, or an attacker's drip) does not count: it holds no capacity that others need
+// (src/plugins/slow-clients.ts cuts those below the rate floor).
 // Hand-written: this is thumbd's own policy (like imgproxy's workers.go), not a library concern.
-import type { FastifyRequest } from 'fastify'
+import { Socket } from 'node:net'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
@@ -22,8 +28,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     admission: {
-      /** onRequest hook for job routes: refuses while the queue is past its bound. */
-      admit (request: FastifyRequest): Promise<void>
+      /** onRequest hook for job routes: refuses while the queue (and the fast uploads in progress) is past its bound. */
+      admit (request: FastifyRequest, reply: FastifyReply): Promise<void>
       /** At a job's submission: refuses as admit does, else reserves its estimate. Call the result when the job is done. */
       reserve (kind: JobKind): () => void
       /** Feeds a finished job's run time (ok, failed or timed out; its thread time) into its kind's estimate. */
@@ -40,6 +46,13 @@ const INITIAL_ESTIMATE_MS: Record<JobKind, number> = { thumbnail: 300, resize: 1
 /** Weight of the newest sample in the moving average. */
 const ALPHA = 0.2
 const MAX_RETRY_AFTER_SECONDS = 60
+/** How fast an upload in progress must come, on average since its head, to count as queued work; checked this often. */
+export const INTAKE_BYTES_PER_SECOND = 256 << 10
+export const INTAKE_TICK_MS = 50
+const INTAKE_TICK_BYTES = INTAKE_BYTES_PER_SECOND * INTAKE_TICK_MS / 1000
+
+/** An admitted upload still coming in: it counts while it keeps the rate (at first: if a tick's worth came with its head). */
+interface Intake { socket: Socket, estimateMs: number, startedAt: number, bytesAtStart: number, counted: boolean }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
   const threads = config.executionMode === 'pool' ? config.poolThreads : 1
@@ -48,8 +61,23 @@ export default fp<{ config: Config }>(async (app, { config }) => {
 
   const expectedWaitMs = () => reservedMs / threads
 
-  function refuseIfFull (kind: JobKind) {
-    const waitMs = expectedWaitMs()
+  const intakes = new Set<Intake>()
+  let intakeMs = 0
+  let ticker: NodeJS.Timeout | undefined
+  const count = (intake: Intake, counted: boolean) => {
+    if (counted !== intake.counted) intakeMs += counted ? intake.estimateMs : -intake.estimateMs
+    intake.counted = counted
+  }
+  // One timer for every upload in progress: under a flood, hundreds.
+  const tick = () => {
+    const now = performance.now()
+    for (const intake of intakes) {
+      const elapsedMs = now - intake.startedAt
+      if (elapsedMs >= INTAKE_TICK_MS) count(intake, (intake.socket.bytesRead - intake.bytesAtStart) * 1000 >= INTAKE_BYTES_PER_SECOND * elapsedMs)
+    }
+  }
+
+  function refuseIfFull (kind: JobKind, waitMs = expectedWaitMs()) {
     app.metrics.expectedWait.set(waitMs / 1000)
     if (waitMs <= config.maxQueueWaitMs) return
     app.metrics.shed.inc({ reason: 'queue' })
@@ -58,9 +86,27 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     throw Object.assign(new errors.Overloaded(), { retryAfter })
   }
 
-  async function admit (request: FastifyRequest) {
+  async function admit (request: FastifyRequest, reply: FastifyReply) {
     const kind = request.routeOptions.config.jobKind
-    if (kind !== undefined) refuseIfFull(kind)
+    if (kind === undefined) return
+    refuseIfFull(kind, (reservedMs + intakeMs) / threads)
+    const { raw } = request
+    const { socket } = raw
+    if (raw.complete || !(socket instanceof Socket)) return
+    const intake: Intake = { socket, estimateMs: estimateMs[kind], startedAt: performance.now(), bytesAtStart: socket.bytesRead, counted: false }
+    // What came with the head (a client that sends its body at once) counts from now, not from the next tick.
+    count(intake, raw.readableLength >= INTAKE_TICK_BYTES)
+    intakes.add(intake)
+    ticker ??= setInterval(tick, INTAKE_TICK_MS).unref()
+    const done = () => {
+      if (!intakes.delete(intake)) return
+      count(intake, false)
+      if (intakes.size > 0) return
+      clearInterval(ticker)
+      ticker = undefined
+    }
+    raw.once('end', done)
+    reply.raw.once('close', done)
   }
 
   function reserve (kind: JobKind) {

@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import { LINGER_BYTES, LINGER_BYTES_PER_SECOND, LINGER_MS } from '../../src/plugins/slow-clients.ts'
 import { TEST_KEY, build } from '../helper.ts'
 import { media } from '../media.ts'
-import { listen, upload, waitFor } from './helpers.ts'
+import { listen, sleep, upload, waitFor } from './helpers.ts'
 
 const portOf = (base: string) => Number(new URL(base).port)
 
@@ -73,6 +73,33 @@ test('drips below the rate floor hold no job capacity, and are cut with 408 and 
     assert.match(drip.reply(), /^HTTP\/1\.1 408 /, `drip ${i} (${errors[i]}): ${drip.reply()}`)
     assert.match(drip.reply(), /"code":"THUMBD_REQUEST_TIMEOUT"/)
   }
+})
+
+test('uploads that come fast count as queued work: a request behind them is refused at its head, before its body', async (t) => {
+  // One thread and a 1 s bound: four thumbnails (300 ms each, before any has run) fill it. Before, nothing
+  // was queued until a job was submitted: every upload that started at once was admitted and taken in whole
+  // (200 clients of 12 MB: 2.4 GB through the main thread), only to be refused at submission.
+  const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '1000' })
+  const base = await listen(app)
+  const video = await media('mp4-h264')
+  const chunk = Buffer.alloc(256 * 2 ** 10)
+  const fast = await Promise.all(Array.from({ length: 4 }, () => rawClient(portOf(base))))
+  for (const client of fast) client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', 64 * 2 ** 20)), video, chunk]))
+  // 12.8 MB/s each, far above INTAKE_BYTES_PER_SECOND, for as long as the test needs.
+  const timer = setInterval(() => { for (const client of fast) if (client.socket.writableLength < chunk.length) client.socket.write(chunk) }, 20)
+  t.after(() => clearInterval(timer))
+  await sleep(300)
+  const behind = await rawClient(portOf(base))
+  behind.socket.write(requestHead('/api/thumbnail', 1000) + 'x'.repeat(100))
+  await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
+  assert.match(behind.reply(), /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_OVERLOADED"/, behind.reply())
+  behind.socket.destroy()
+  // Uploads that are gone hold nothing.
+  clearInterval(timer)
+  for (const client of fast) client.socket.destroy()
+  await sleep(100)
+  const res = await upload(base, 'thumbnail', await media('jpeg'))
+  assert.equal(res.status, 200, res.body.toString())
 })
 
 test('headers must arrive in HEADERS_TIMEOUT_MS: an idle socket and half a request are closed, the latter with 408', async (t) => {
