@@ -1,8 +1,8 @@
 // A pool thread frees a job's source bytes the moment the job has succeeded, instead of at its next GC.
 // Under load that GC came late: V8's limits grow with external memory (src/v8-flags.ts), and each pool
 // thread held 30-86 MB of finished photos' sources (a 15 MP photo is 5 MB), all in malloc's one arena
-// beside the decoders' buffers. Mixed load (node load/mixed-memory.ts, 4 alternating pairs on a loaded VM):
-// 579-665 -> 441-487 MB, CPU per photo unchanged (202-229 against 205-226 ms; docs/benchmarks.md).
+// beside the decoders' buffers. Mixed load (node load/mixed-memory.ts, 6 alternating pairs, 4 of them on a
+// loaded VM): 579-686 -> 441-515 MB, CPU per photo unchanged (docs/benchmarks.md).
 import type { JobTask } from '../contract/types.ts'
 
 /**
