@@ -3,7 +3,7 @@
 // from a loopback origin, N connections each (default 8 and 20). Printed per phase: the server's high-water
 // mark (VmHWM) plus its helpers' PSS (zygotes, ffmpeg; PSS so shared pages count once), the peak of that sum
 // sampled every 200 ms, the CPU (whole tree) and page faults per answer, and where the server's memory is at
-// the phase's end (V8 heap and external from its /metrics; anonymous RSS split into malloc's heap and other
+// the phase's end and 5 s after the load (V8 heap and external from its /metrics; anonymous RSS split into malloc's heap and other
 // mappings, file-backed RSS, the helpers' PSS split alike, from /proc). `--env NAME=VALUE` (repeatable)
 // adds to the server's environment, e.g. `--env GLIBC_TUNABLES=glibc.malloc.arena_max=1` to compare a lever.
 import { readFileSync } from 'node:fs'
@@ -19,6 +19,7 @@ import { startStaticServer } from './static-server.ts'
 const { values: flags } = parseArgs({ options: { connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '20' }, env: { type: 'string', multiple: true, default: [] } } })
 const [connections, seconds] = [Math.min(64, Number(flags.connections)), Math.min(120, Number(flags.duration))]
 const MB = 2 ** 20
+const IDLE_AFTER_MS = 5000
 const extraEnv = Object.fromEntries(flags.env.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
 
 /** A /proc/PID/status field in bytes (its figures are kB), 0 when the process is gone. */
@@ -127,6 +128,9 @@ try {
     await report(phase, peak)
   }
   clearInterval(timer)
+  // What stays once the load is over (the trap of one malloc arena, docs/operations.md).
+  await new Promise(resolve => setTimeout(resolve, IDLE_AFTER_MS))
+  await report(`${IDLE_AFTER_MS / 1000} s after`, peak)
 } finally {
   await thumbd.stop()
   await statics.close()

@@ -4,10 +4,18 @@
 import './niceness.ts'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { dispatch } from './dispatch.ts'
+import { releaseSource } from './source-release.ts'
 import type { Envelope, JobOutcome } from '../contract/types.ts'
 
 export default async function run (envelope: Envelope) {
   const outcome = await dispatch(envelope)
+  const reply = movable(outcome)
+  // After the reply's bytes were copied out: none of them can be the source's.
+  if (outcome.ok) releaseSource(envelope.task)
+  return reply
+}
+
+function movable (outcome: JobOutcome) {
   if (!outcome.ok || !('data' in outcome.value)) return outcome
   // sharp returns externally-allocated buffers that V8 cannot transfer: one copy into a plain
   // ArrayBuffer, then a zero-copy move (a clone would copy as well, after serialising).
