@@ -34,11 +34,13 @@ export async function dispatch ({ task, settings, control, deadline }: Envelope)
 }
 
 /**
- * An image job's source in memory is hashed here, where its bytes are anyway: the main thread then needs no
- * digest before the job (src/routes/image-reply.ts derives the ETag from this one). Before the job, so that
- * it is the digest of the bytes as received.
+ * An image job's source that the spool left unhashed is hashed here, where its bytes are anyway: the main
+ * thread then needs no digest before the job (src/routes/image-reply.ts derives the ETag from this one).
+ * Those are the sources on a slab (src/sources/spool.ts puts exactly those there); the others were hashed
+ * before the job. Before the job, so that it is the digest of the bytes as received.
  */
 function imageSourceDigest (task: JobTask): string | undefined {
   if ((task.kind !== 'thumbnail' && task.kind !== 'resize') || task.source.ref.location !== 'memory') return undefined
+  if (!(task.source.ref.bytes.buffer instanceof SharedArrayBuffer)) return undefined
   return createHash('sha256').update(task.source.ref.bytes).digest('hex')
 }

@@ -1,16 +1,18 @@
 // Admission control: the queue is bounded by expected wait, not by count. Each job submitted to the pool
 // reserves the recent mean run time of its kind (of every run: failed and timed-out ones too, and runs their
-// client cut short as a lower bound) until it is done; a request whose wait (reserved work / threads) would pass MAX_QUEUE_WAIT_MS is refused with 503 and
-// a Retry-After from that estimate.
+// client cut short as a lower bound) until it is done; a request whose wait (reserved work / threads) would
+// pass MAX_QUEUE_WAIT_MS is refused with 503 and a Retry-After from that estimate.
 // Checked twice: in onRequest, before any body byte is read, so most refusals cost almost nothing; and when
 // the job is submitted, after intake. At onRequest, uploads in progress whose bodies come fast (at least
 // INTAKE_BYTES_PER_SECOND on average since their head) count too, each as its kind's estimate: they are jobs
-// a moment from now. An average, not each window's rate: the server's own stalls (its disk writes, on libuv's
-// niced threads, under load) must not make an upload look slow. Without them, 200 clients that start 12 MB uploads at once were all admitted (nothing was
-// queued yet), and the main thread took in, hashed and spooled 2.4 GB only to refuse most at submission,
-// in loop turns of 20-120 ms (/health p99 38-66 ms, docs/benchmarks.md). A slow upload (a phone on a bad
-// network, or an attacker's drip) does not count: it holds no capacity that others need
-// (src/plugins/slow-clients.ts cuts those below the rate floor).
+// a moment from now. For MAX_QUEUE_WAIT_MS at most: an upload still coming after that counts no more, or a
+// few long fast uploads would refuse everyone else for minutes. An average, not each window's rate: the
+// server's own stalls (its disk writes, on libuv's niced threads, under load) must not make an upload look
+// slow. Without them, 200 clients that start 12 MB uploads at once were all admitted (nothing was queued
+// yet), and the main thread took in, hashed and spooled 2.4 GB only to refuse most at submission, in loop
+// turns of 20-120 ms (/health p99 38-66 ms, docs/benchmarks.md). A slow upload (a phone on a bad network, or
+// an attacker's drip) does not count: it holds no capacity that others need (src/plugins/slow-clients.ts
+// cuts those below the rate floor).
 // Hand-written: this is thumbd's own policy (like imgproxy's workers.go), not a library concern.
 import { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -73,8 +75,18 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const now = performance.now()
     for (const intake of intakes) {
       const elapsedMs = now - intake.startedAt
-      if (elapsedMs >= INTAKE_TICK_MS) count(intake, (intake.socket.bytesRead - intake.bytesAtStart) * 1000 >= INTAKE_BYTES_PER_SECOND * elapsedMs)
+      // An upload still coming after the queue's bound is no job "a moment from now": it counts no more. Else a
+      // few long fast uploads (128 MiB at 1 MB/s: minutes) would refuse every other request all that time.
+      if (elapsedMs >= config.maxQueueWaitMs) forget(intake)
+      else if (elapsedMs >= INTAKE_TICK_MS) count(intake, (intake.socket.bytesRead - intake.bytesAtStart) * 1000 >= INTAKE_BYTES_PER_SECOND * elapsedMs)
     }
+  }
+  const forget = (intake: Intake) => {
+    if (!intakes.delete(intake)) return
+    count(intake, false)
+    if (intakes.size > 0) return
+    clearInterval(ticker)
+    ticker = undefined
   }
 
   function refuseIfFull (kind: JobKind, waitMs = expectedWaitMs()) {
@@ -98,13 +110,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     count(intake, raw.readableLength >= INTAKE_TICK_BYTES)
     intakes.add(intake)
     ticker ??= setInterval(tick, INTAKE_TICK_MS).unref()
-    const done = () => {
-      if (!intakes.delete(intake)) return
-      count(intake, false)
-      if (intakes.size > 0) return
-      clearInterval(ticker)
-      ticker = undefined
-    }
+    const done = () => forget(intake)
     raw.once('end', done)
     reply.raw.once('close', done)
   }

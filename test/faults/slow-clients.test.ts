@@ -75,7 +75,7 @@ test('drips below the rate floor hold no job capacity, and are cut with 408 and 
   }
 })
 
-test('uploads that come fast count as queued work: a request behind them is refused at its head, before its body', async (t) => {
+test('uploads that come fast count as queued work for MAX_QUEUE_WAIT_MS: a request behind them is refused at its head, before its body', async (t) => {
   // One thread and a 1 s bound: four thumbnails (300 ms each, before any has run) fill it. Before, nothing
   // was queued until a job was submitted: every upload that started at once was admitted and taken in whole
   // (200 clients of 12 MB: 2.4 GB through the main thread), only to be refused at submission.
@@ -94,6 +94,12 @@ test('uploads that come fast count as queued work: a request behind them is refu
   await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
   assert.match(behind.reply(), /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_OVERLOADED"/, behind.reply())
   behind.socket.destroy()
+  // Still coming past MAX_QUEUE_WAIT_MS, they are no jobs a moment from now: they refuse no one any more (else a
+  // few long fast uploads would refuse everyone else for minutes).
+  await sleep(1000)
+  assert.ok(fast.every(client => !client.socket.destroyed && !client.reply().includes('\r\n\r\n')), 'the fast uploads are still coming')
+  const later = await upload(base, 'thumbnail', await media('jpeg'))
+  assert.equal(later.status, 200, later.body.toString())
   // Uploads that are gone hold nothing.
   clearInterval(timer)
   for (const client of fast) client.socket.destroy()

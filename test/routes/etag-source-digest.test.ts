@@ -75,3 +75,25 @@ test('a GET URL whose job hashes its source: the requests that join it take the 
   assert.equal(jobs(), before, 'no job for a 304 asked alone')
   assert.equal(digestTasks.count, 1)
 })
+
+test('a conditional GET URL that joins work whose job hashes the source gets its 304 at once, not the job\'s failure', async (t) => {
+  const photo = await media('jpeg-large')
+  // The origin answers after 300 ms: the second request below joins the first's fetch.
+  const server = createServer((_req, res) => { setTimeout(() => res.writeHead(200, { 'content-length': photo.length }).end(photo), 300) })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise(resolve => server.close(resolve)))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const key = Buffer.alloc(32, 1)
+  const salt = Buffer.alloc(32, 2)
+  const env = { URL_SIGNING_KEYS: key.toString('hex'), URL_SIGNING_SALTS: salt.toString('hex'), ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${base}/`, RESULT_CACHE_BYTES: '0' }
+  const url = signedUrlPath(`/rs:fit:200:0/plain/${base}/a.jpg@jpg`, key, salt)
+  const { headers: { etag } } = await (await build(t, env)).inject({ url })
+  // Here the 6 MP photo is past MAX_INPUT_PIXELS: its job fails, and a client that has it already needs none.
+  const app = await build(t, { ...env, MAX_INPUT_PIXELS: '1000000' })
+  const plain = app.inject({ url })
+  await new Promise(resolve => setTimeout(resolve, 50))
+  const matching = await app.inject({ url, headers: { 'if-none-match': String(etag) } })
+  assert.equal(matching.statusCode, 304, matching.body)
+  assert.equal(matching.headers.etag, etag)
+  assert.equal((await plain).statusCode, 413)
+})
