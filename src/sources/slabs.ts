@@ -40,10 +40,12 @@ export class SlabPool {
   /** One more use of the slab under `bytes`, if they are on one: what releases it. */
   hold (bytes: Uint8Array): Release | undefined {
     const buffer = bytes.buffer
-    const uses = buffer instanceof SharedArrayBuffer ? this.users.get(buffer) : undefined
-    if (uses === undefined) return undefined
-    this.users.set(buffer as SharedArrayBuffer, uses + 1)
-    return this.releaser(buffer as SharedArrayBuffer)
+    if (!(buffer instanceof SharedArrayBuffer)) return undefined
+    const uses = this.users.get(buffer)
+    // A slab given back may be refilled by the next photo under a decode: a bug to stop, never to read.
+    if (uses === undefined) throw new Error('a job was handed a slab that was already given back')
+    this.users.set(buffer, uses + 1)
+    return this.releaser(buffer)
   }
 
   /** Slabs some source or job uses now. */

@@ -22,6 +22,7 @@ test('a slab is filled again only once its source and every job holding it are d
   const third = pool.take(90_000)
   assert.equal(third.bytes.buffer, first.bytes.buffer, 'free again, and of the same size class')
   assert.equal(pool.hold(new Uint8Array(10)), undefined, 'bytes on no slab are not held')
+  assert.throws(() => pool.hold(new Uint8Array(new SharedArrayBuffer(16))), /already given back/, 'a slab nothing uses is never handed to a job')
   second.release()
   third.release()
   assert.equal(pool.freeSlabBytes, 2 * 131_072)
