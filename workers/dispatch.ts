@@ -1,8 +1,8 @@
 // Runs one job by name and turns any failure into plain { code, message } data.
 // Both the piscina entry (index.ts) and inline mode call this, so the two modes run identical code.
-import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { begin } from '../contract/control.ts'
+import { sourceSha256 } from '../contract/digest.ts'
 import { toFailure } from '../contract/job-error.ts'
 import { info } from './info.ts'
 import { perceptual } from './perceptual.ts'
@@ -20,10 +20,10 @@ export async function dispatch ({ task, settings, control, deadline }: Envelope)
   const running = begin(control, deadline)
   if (running === undefined) return { ok: false, error: { code: 'CANCELLED', message: 'the job was cancelled' }, workMs: 0 }
   try {
-    const sourceSha256 = imageSourceDigest(task)
+    const digest = imageSourceDigest(task)
     const job = jobs[task.kind] as Job<typeof task.kind>
     const value = await job(task, { settings, signal: running.signal, deadline })
-    return { ok: true, value: sourceSha256 === undefined ? value : { ...value as ImageResult, sourceSha256 }, workMs: performance.now() - started }
+    return { ok: true, value: digest === undefined ? value : { ...value as ImageResult, sourceSha256: digest }, workMs: performance.now() - started }
   } catch (err) {
     // A job that lost the race with its cancel/deadline reports that, not the decoder's complaint about being killed.
     const reason = running.signal.aborted ? running.signal.reason : err
@@ -42,5 +42,5 @@ export async function dispatch ({ task, settings, control, deadline }: Envelope)
 function imageSourceDigest (task: JobTask): string | undefined {
   if ((task.kind !== 'thumbnail' && task.kind !== 'resize') || task.source.ref.location !== 'memory') return undefined
   if (!(task.source.ref.bytes.buffer instanceof SharedArrayBuffer)) return undefined
-  return createHash('sha256').update(task.source.ref.bytes).digest('hex')
+  return sourceSha256(task.source.ref.bytes)
 }

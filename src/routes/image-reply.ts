@@ -31,9 +31,6 @@ export function notModified (request: FastifyRequest, reply: FastifyReply, etag:
 export const hashInJob = (request: FastifyRequest): boolean => request.headers['if-none-match'] === undefined
 
 /** The identity of a source hashed by its job: the SHA-256 that job returned. */
-/** The hex SHA-256 of source bytes: a source's identity, as the spool or its job makes it. */
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
-
 export function identityAfterJob (identity: string | undefined, result: JobResult): string {
   const known = identity ?? result.value.sourceSha256
   if (known === undefined) throw new Error('the job returned no digest of its source')

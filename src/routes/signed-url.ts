@@ -13,10 +13,11 @@ import type { SpooledSource } from '../sources/spool.ts'
 import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
-import { entityTag, hashInJob, identityAfterJob, notModified, sendImage, sha256Hex } from './image-reply.ts'
+import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
 import { sharedStop, urlQuality, videoReplies } from './signed-url-video.ts'
+import { sourceSha256 } from '../../contract/digest.ts'
 import type { ImageOptions, OutputFormat, UrlOps } from '../../contract/types.ts'
 
 const PREFIX = '/i/'
@@ -156,7 +157,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     }, async ({ etag: shared, source: fetched }, image) => {
       // A conditional request that joined work whose job hashes its source (a revalidation racing a first
       // fetch: rare) hashes the bytes here, so that its 304 waits for no job and shares no job's failure.
-      const known = shared ?? (request.headers['if-none-match'] !== undefined && fetched.ref.location === 'memory' ? etagOf(sha256Hex(fetched.ref.bytes)) : undefined)
+      const known = shared ?? (!hashInJob(request) && fetched.ref.location === 'memory' ? etagOf(sourceSha256(fetched.ref.bytes)) : undefined)
       if (known !== undefined && notModified(request, reply, known, negotiated, cacheControl)) return reply.send()
       const media = fetched.media
       // skip_processing: a source of a listed format goes out as it came (imgproxy's skp).
