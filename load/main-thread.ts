@@ -1,12 +1,17 @@
 // node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload]
-// [--cpu-prof DIR]: the CPU thumbd's main thread
+// [--cpu-prof DIR] [--stand-in] [--rate N]: the CPU thumbd's main thread
 // spends per request, by route (the photo by URL from a loopback origin, and as an upload), against what the
 // rest of its process tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and
 // from the two how many pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat. With
 // --cpu-prof the server writes V8 CPU profiles of its threads into DIR (the main thread's is the largest).
+// With --stand-in the pool answers each job with the real job's first answer (load/shapes/stand-in-jobs.ts), so
+// the main thread alone sets the pace (32 connections unless told): its CPU per request at the rates a host
+// with many cores would ask of it, and how busy it was (1.0 = one core). --rate holds the requests a second
+// (autocannon's overallRate) so that two trees compare at the same pace.
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { fire } from './cannon.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
@@ -17,10 +22,12 @@ const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     width: { type: 'string', default: '320' },
-    connections: { type: 'string', default: '4' },
+    connections: { type: 'string' },
     duration: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '2' },
     route: { type: 'string' },
+    'stand-in': { type: 'boolean', default: false },
+    rate: { type: 'string' },
     'cpu-prof': { type: 'string' }
   }
 })
@@ -29,21 +36,26 @@ if (photoPath === undefined) {
   process.stderr.write('usage: node load/main-thread.ts PHOTO.jpg [--width N] [--connections N] [--duration S]\n')
   process.exit(2)
 }
-const [width, connections, seconds, rounds] = [Number(flags.width), Number(flags.connections), Number(flags.duration), Number(flags.rounds)]
+const standIn = flags['stand-in']
+const [width, connections, seconds, rounds] = [Number(flags.width), Number(flags.connections ?? (standIn ? 32 : 4)), Number(flags.duration), Number(flags.rounds)]
+const STAND_IN_ENTRY = fileURLToPath(new URL('./shapes/stand-in-jobs.ts', import.meta.url))
 const profile: Record<string, string> = flags['cpu-prof'] === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${flags['cpu-prof']}` }
 
-/** CPU seconds of the main thread (its tid is the pid: utime + stime of its task) and of the whole process tree. */
-function cpu (pid: number): { main: number, tree: number } {
+/**
+ * CPU seconds of the main thread (its tid is the pid: utime + stime of its task), the kernel's share of them
+ * (system calls: on loopback a send also runs the receiver's side of TCP), and of the whole process tree.
+ */
+function cpu (pid: number): { main: number, kernel: number, tree: number } {
   const text = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  const mainTicks = Number(fields[11]) + Number(fields[12])
-  return { main: mainTicks / CLOCK_TICKS_PER_SECOND, tree: processTree(pid).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND }
+  const [user, system] = [Number(fields[11]), Number(fields[12])]
+  return { main: (user + system) / CLOCK_TICKS_PER_SECOND, kernel: system / CLOCK_TICKS_PER_SECOND, tree: processTree(pid).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND }
 }
 
 await warmCompileCache()
 const photo = await readFile(photoPath)
 const statics = await startStaticServer(dirname(photoPath))
-const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...profile })
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...profile }, standIn ? STAND_IN_ENTRY : undefined)
 const auth = { authorization: `Bearer ${thumbd.apiKey}` }
 const routes = {
   url: () => ({ url: `${thumbd.base}/api/thumbnail`, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ url: `${statics.base}/${encodeURIComponent(basename(photoPath))}`, width, quality: 80, format: 'jpeg' })) }),
@@ -54,12 +66,17 @@ try {
     for (const [route, request] of Object.entries(routes)) {
       if (flags.route !== undefined && route !== flags.route) continue
       const before = cpu(thumbd.pid)
-      const result = await fire({ ...request(), connections, durationSeconds: seconds }).result
+      const result = await fire({ ...request(), connections, durationSeconds: seconds, rate: flags.rate === undefined ? undefined : Number(flags.rate) }).result
       const after = cpu(thumbd.pid)
       const ok = result.statusCodeStats['200']?.count ?? 0
       const main = (after.main - before.main) * 1000 / ok
+      const kernel = (after.kernel - before.kernel) * 1000 / ok
       const rest = (after.tree - before.tree) * 1000 / ok - main
-      process.stdout.write(`${route}: ${ok} ok (${(ok / result.duration).toFixed(1)}/s); main thread ${main.toFixed(2)} ms, the rest ${rest.toFixed(1)} ms per request: one event loop feeds ${(rest / main).toFixed(1)} cores\n`)
+      const line = `${route}: ${ok} ok (${(ok / result.duration).toFixed(1)}/s); main thread ${main.toFixed(2)} ms (${kernel.toFixed(2)} in the kernel)`
+      const busy = (after.main - before.main) / result.duration
+      process.stdout.write(standIn
+        ? `${line} per request with stand-in jobs, busy ${busy.toFixed(2)} of a core\n`
+        : `${line}, the rest ${rest.toFixed(1)} ms per request: one event loop feeds ${(rest / main).toFixed(1)} cores\n`)
     }
   }
 } finally {

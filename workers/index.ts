@@ -15,7 +15,7 @@ export default async function run (envelope: Envelope) {
   return reply
 }
 
-function movable (outcome: JobOutcome) {
+export function movable (outcome: JobOutcome) {
   if (!outcome.ok || !('data' in outcome.value)) return outcome
   // sharp returns externally-allocated buffers that V8 cannot transfer: one copy into a plain
   // ArrayBuffer, then a zero-copy move (a clone would copy as well, after serialising).
