@@ -141,7 +141,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return { source, options: options as Static<T> }
   }
 
-  function spoolWithLimits (stream: Readable, limits: Pick<SpoolLimits, 'declaredBytes' | 'algorithms' | 'anyBytes' | 'signal' | 'hashInJob'>) {
+  function spoolWithLimits (stream: Readable, limits: Pick<SpoolLimits, 'declaredBytes' | 'algorithms' | 'anyBytes' | 'signal' | 'hashInJob' | 'ownsChunks'>) {
     return spool(stream, { ...limits, maxBytes: config.maxSourceBytes, memoryBytes: config.memorySpoolBytes, tempDir: app.tempDir, runDigestTask: app.runDigestTask })
   }
 
@@ -187,7 +187,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         discard(fetched.body)
         return await spoolWithLimits((await fetch(url)).body, digests)
       }
-      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, digests)
+      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, { ...digests, ownsChunks: true })
       return await fromFirstRange(fetched, fetchSignal, {
         fetch: (target, _signal, headers) => fetch(target, headers),
         reader: rangeReader,

@@ -33,6 +33,11 @@ export interface SpoolLimits {
    * work that needs no digest before its job (no other algorithm asked, no If-None-Match to answer first).
    */
   hashInJob?: boolean
+  /**
+   * The stream's chunks are views nothing else reads (a fetched body: undici slices its socket reads): once they
+   * are on a slab, the memory under them is given back at once rather than at a GC (sink.ts).
+   */
+  ownsChunks?: boolean
 }
 
 export interface SpooledSource {
@@ -87,7 +92,7 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     // Its job hashes it, and nothing but its job reads it: on a slab (slabs.ts). (Past OFFLOAD_BYTES the digest
     // thread hashes it, as any large source.)
     const hashedByJob = limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES
-    let ref = await sink.finish(hashedByJob)
+    let ref = await sink.finish(hashedByJob, limits.ownsChunks === true)
     let digests: SpooledSource['digests']
     if (ref.location === 'memory' && hashedByJob) {
       // The chunks held for a hash at the end are dropped unread.
