@@ -178,6 +178,30 @@ describe('URL sources with ALLOW_PRIVATE_SOURCES=true (the test server is on loo
     assert.deepEqual(others.map(res => res.statusCode), [200, 200, 200, 200])
     assert.deepEqual(leftoverTempFiles(app), [])
   })
+
+  test('an origin that sends above FETCH_MIN_BYTES_PER_SECOND is not cut, however long its body takes', async (t) => {
+    // A photo and padding after its end, 50 KB every 400 ms (125 KB/s against the floor's 16 KB/s): ~4.5 s,
+    // past two of the floor's 2 s windows. Bytes that were not counted would be cut at the first one.
+    const body = Buffer.concat([await media('jpeg'), Buffer.alloc(550_000)])
+    const steady = await origin((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(body.length) })
+      let at = 0
+      const send = () => {
+        res.write(body.subarray(at, at + 50_000))
+        at += 50_000
+        if (at >= body.length) { clearInterval(timer); res.end() }
+      }
+      const timer = setInterval(send, 400)
+      send()
+      res.on('close', () => clearInterval(timer))
+    })
+    t.after(() => { steady.server.closeAllConnections(); steady.server.close() })
+    const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${steady.base}/`, FETCH_TIMEOUT_MS: '30000' })
+    const started = Date.now()
+    const res = await postUrl(app, `${steady.base}/steady.jpg`, { width: 64 })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.ok(Date.now() - started > 4000, 'the body took longer than two windows')
+  })
 })
 
 describe('URL sources with ALLOW_PRIVATE_SOURCES=false', () => {
