@@ -2,7 +2,7 @@
 // repeated request is answered 304 before any job runs. A request without If-None-Match has no use for the
 // digest before its job: its source's SHA-256 is then computed by the job, in the pool thread that has the
 // bytes anyway (workers/dispatch.ts), and the ETag made from it after.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JobResult } from '../plugins/jobs.ts'
 import type { PreviewTask, ResizeTask, ThumbnailTask } from '../../contract/types.ts'
@@ -13,7 +13,7 @@ export const CACHE_CONTROL = 'public, max-age=31536000, immutable'
 export function entityTag (sourceIdentity: string | undefined, kind: string, options: unknown): string {
   // A source hashed in its job has no identity before it (SpoolLimits.hashInJob): a tag of nothing is a bug.
   if (sourceIdentity === undefined) throw new Error('an ETag needs the source\'s identity; this source is hashed by its job')
-  const digest = createHash('sha256').update(`${sourceIdentity}\n${kind}\n${JSON.stringify(options)}`).digest('base64url')
+  const digest = hash('sha256', `${sourceIdentity}\n${kind}\n${JSON.stringify(options)}`, 'base64url')
   return `"${digest.slice(0, 32)}"`
 }
 
