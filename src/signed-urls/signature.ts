@@ -3,11 +3,16 @@
 // sent as base64url without padding. Keys and salts are hex. Several pairs live at once so that keys can be
 // rotated: a URL is good if any pair signed it. Pure (node:crypto only) so the route, the sign-url script
 // and a user's own code share it.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 
 export interface SigningKey {
   readonly key: Uint8Array
   readonly salt: Uint8Array
+  /**
+   * The key as a KeyObject, made once (parseSigningKeys): createHmac() makes one from raw bytes on every call,
+   * 15 us against 2.4 here, on every signed request.
+   */
+  readonly keyObject?: KeyObject
 }
 
 /** An HMAC-SHA256 is 32 bytes: 43 base64url characters without padding. */
@@ -24,10 +29,10 @@ export function parseSigningKeys (keysHex: readonly string[], saltsHex: readonly
   if (keysHex.length !== saltsHex.length) {
     throw new Error(`URL_SIGNING_SALTS must have one salt per URL_SIGNING_KEYS entry (${keysHex.length} keys, ${saltsHex.length} salts)`)
   }
-  return keysHex.map((key, i) => Object.freeze({
-    key: fromHex(`URL_SIGNING_KEYS entry ${i + 1}`, key),
-    salt: fromHex(`URL_SIGNING_SALTS entry ${i + 1}`, saltsHex[i]!)
-  }))
+  return keysHex.map((key, i) => {
+    const bytes = fromHex(`URL_SIGNING_KEYS entry ${i + 1}`, key)
+    return Object.freeze({ key: bytes, salt: fromHex(`URL_SIGNING_SALTS entry ${i + 1}`, saltsHex[i]!), keyObject: createSecretKey(bytes) })
+  })
 }
 
 /** The bytes of a hex key or salt; an error names it as `label` says (the variable's entry, or a flag). */
@@ -38,7 +43,7 @@ export function fromHex (label: string, text: string): Buffer {
   return Buffer.from(value, 'hex')
 }
 
-function mac (path: string, key: Uint8Array, salt: Uint8Array): Buffer {
+function mac (path: string, key: Uint8Array | KeyObject, salt: Uint8Array): Buffer {
   const hmac = createHmac('sha256', key).update(salt)
   // As imgproxy: the signed path starts with '/'; a caller that cut it off still gets the same MAC.
   if (!path.startsWith('/')) hmac.update('/')
@@ -74,7 +79,7 @@ export function signerOf (signature: string, path: string, keys: readonly Signin
   const given = wellFormed ? Buffer.from(signature, 'base64url') : Buffer.alloc(SIGNATURE_BYTES)
   let signer: SigningKey | undefined
   for (const pair of keys) {
-    if (timingSafeEqual(mac(path, pair.key, pair.salt), given)) signer ??= pair
+    if (timingSafeEqual(mac(path, pair.keyObject ?? pair.key, pair.salt), given)) signer ??= pair
   }
   return wellFormed ? signer : undefined
 }
