@@ -1,6 +1,7 @@
-// node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload]
+// node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload|get]
 // [--cpu-prof DIR] [--stand-in] [--rate N]: the CPU thumbd's main thread
-// spends per request, by route (the photo by URL from a loopback origin, and as an upload), against what the
+// spends per request, by route (the photo by URL from a loopback origin, as an upload, and by imgproxy's signed
+// GET URL), against what the
 // rest of its process tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and
 // from the two how many pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat. With
 // --cpu-prof the server writes V8 CPU profiles of its threads into DIR (the main thread's is the largest).
@@ -8,12 +9,13 @@
 // the main thread alone sets the pace (32 connections unless told): its CPU per request at the rates a host
 // with many cores would ask of it, and how busy it was (1.0 = one core). --rate holds the requests a second
 // (autocannon's overallRate) so that two trees compare at the same pace.
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { fire } from './cannon.ts'
+import { fire, type CannonOptions } from './cannon.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
@@ -55,11 +57,15 @@ function cpu (pid: number): { main: number, kernel: number, tree: number } {
 await warmCompileCache()
 const photo = await readFile(photoPath)
 const statics = await startStaticServer(dirname(photoPath))
-const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...profile }, standIn ? STAND_IN_ENTRY : undefined)
+const [key, salt] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, ...profile }, standIn ? STAND_IN_ENTRY : undefined)
 const auth = { authorization: `Bearer ${thumbd.apiKey}` }
-const routes = {
-  url: () => ({ url: `${thumbd.base}/api/thumbnail`, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ url: `${statics.base}/${encodeURIComponent(basename(photoPath))}`, width, quality: 80, format: 'jpeg' })) }),
-  upload: () => ({ url: `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=jpeg`, headers: { ...auth, 'content-type': 'image/jpeg' }, body: photo })
+const source = `${statics.base}/${encodeURIComponent(basename(photoPath))}`
+const routes: Record<string, () => Omit<CannonOptions, 'connections' | 'durationSeconds'>> = {
+  url: () => ({ url: `${thumbd.base}/api/thumbnail`, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ url: source, width, quality: 80, format: 'jpeg' })) }),
+  upload: () => ({ url: `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=jpeg`, headers: { ...auth, 'content-type': 'image/jpeg' }, body: photo }),
+  // imgproxy's signed URL, a fresh one per request (load/imgproxy-url.ts: the same one would be the memo's).
+  get: () => ({ url: thumbd.base, method: 'GET', headers: {}, body: Buffer.alloc(0), unique: { prefix: '/i', signed: { source, format: 'jpeg', width, key, salt } } })
 }
 try {
   for (let round = 0; round < rounds; round++) {
