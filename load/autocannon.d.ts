@@ -8,8 +8,6 @@ declare module 'autocannon' {
     connections?: number
     duration?: number
     timeout?: number
-    /** Requests a second across all connections. */
-    overallRate?: number
     /** setupRequest may change each request (its path), before it is sent. */
     requests?: Array<{ setupRequest?: (request: AutocannonRequest) => AutocannonRequest }>
   }

@@ -5,7 +5,7 @@ import autocannon from 'autocannon'
 import type { UniqueUrls } from './cannon.ts'
 import { signedThumbnailPath } from './imgproxy-url.ts'
 
-const options = JSON.parse(process.argv[2]!) as { url: string, method: 'GET' | 'POST', headers: Record<string, string>, bodyFile: string, connections: number, durationSeconds: number, rate?: number, unique?: UniqueUrls }
+const options = JSON.parse(process.argv[2]!) as { url: string, method: 'GET' | 'POST', headers: Record<string, string>, bodyFile: string, connections: number, durationSeconds: number, unique?: UniqueUrls }
 const { unique } = options
 let nonce = 0
 const instance = autocannon({
@@ -15,7 +15,6 @@ const instance = autocannon({
   body: options.method === 'GET' ? undefined : readFileSync(options.bodyFile),
   connections: options.connections,
   duration: options.durationSeconds,
-  overallRate: options.rate,
   timeout: 120,
   // Signed here, per request: the same path each time would measure a server's memo, not its work.
   requests: unique === undefined ? undefined : [{ setupRequest: request => ({ ...request, path: `${unique.prefix}${signedThumbnailPath(unique.signed, nonce++)}` }) }]

@@ -20,8 +20,6 @@ export interface CannonOptions {
   body: Buffer
   connections: number
   durationSeconds: number
-  /** Requests a second across all connections (autocannon's overallRate); unset: as fast as answered. */
-  rate?: number
   /** GET only: a freshly signed imgproxy-dialect path per request, after `prefix`, instead of `url`'s path. */
   unique?: UniqueUrls
 }
@@ -33,11 +31,11 @@ export interface Cannon {
   stop (): void
 }
 
-export function fire ({ url, method = 'POST', headers, body, connections, durationSeconds, rate, unique }: CannonOptions): Cannon {
+export function fire ({ url, method = 'POST', headers, body, connections, durationSeconds, unique }: CannonOptions): Cannon {
   const dir = mkdtempSync(join(tmpdir(), 'thumbd-cannon-'))
   const bodyFile = join(dir, 'body')
   writeFileSync(bodyFile, body)
-  const child = spawn('nice', ['-n', CLIENT_NICENESS, process.execPath, CHILD, JSON.stringify({ url, method, headers, bodyFile, connections, durationSeconds, rate, unique })], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('nice', ['-n', CLIENT_NICENESS, process.execPath, CHILD, JSON.stringify({ url, method, headers, bodyFile, connections, durationSeconds, unique })], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })

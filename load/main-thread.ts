@@ -1,5 +1,5 @@
 // node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload|get]
-// [--cpu-prof DIR] [--stand-in] [--rate N]: the CPU thumbd's main thread
+// [--cpu-prof DIR] [--stand-in]: the CPU thumbd's main thread
 // spends per request, by route (the photo by URL from a loopback origin, as an upload, and by imgproxy's signed
 // GET URL), against what the
 // rest of its process tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and
@@ -7,8 +7,7 @@
 // --cpu-prof the server writes V8 CPU profiles of its threads into DIR (the main thread's is the largest).
 // With --stand-in the pool answers each job with the real job's first answer (load/shapes/stand-in-jobs.ts), so
 // the main thread alone sets the pace (32 connections unless told): its CPU per request at the rates a host
-// with many cores would ask of it, and how busy it was (1.0 = one core). --rate holds the requests a second
-// (autocannon's overallRate) so that two trees compare at the same pace.
+// with many cores would ask of it, and how busy it was (1.0 = one core).
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -29,7 +28,6 @@ const { values: flags, positionals } = parseArgs({
     rounds: { type: 'string', default: '2' },
     route: { type: 'string' },
     'stand-in': { type: 'boolean', default: false },
-    rate: { type: 'string' },
     'cpu-prof': { type: 'string' }
   }
 })
@@ -72,7 +70,7 @@ try {
     for (const [route, request] of Object.entries(routes)) {
       if (flags.route !== undefined && route !== flags.route) continue
       const before = cpu(thumbd.pid)
-      const result = await fire({ ...request(), connections, durationSeconds: seconds, rate: flags.rate === undefined ? undefined : Number(flags.rate) }).result
+      const result = await fire({ ...request(), connections, durationSeconds: seconds }).result
       const after = cpu(thumbd.pid)
       const ok = result.statusCodeStats['200']?.count ?? 0
       const main = (after.main - before.main) * 1000 / ok
