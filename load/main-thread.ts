@@ -1,13 +1,12 @@
 // node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload|get]
-// [--cpu-prof DIR] [--stand-in]: the CPU thumbd's main thread
-// spends per request, by route (the photo by URL from a loopback origin, as an upload, and by imgproxy's signed
-// GET URL), against what the
-// rest of its process tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and
-// from the two how many pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat. With
-// --cpu-prof the server writes V8 CPU profiles of its threads into DIR (the main thread's is the largest).
-// With --stand-in the pool answers each job with the real job's first answer (load/shapes/stand-in-jobs.ts), so
-// the main thread alone sets the pace (32 connections unless told): its CPU per request at the rates a host
-// with many cores would ask of it, and how busy it was (1.0 = one core).
+// [--cpu-prof DIR] [--stand-in]: the CPU thumbd's main thread spends per request, by route (the photo by URL
+// from a loopback origin, as an upload, and by imgproxy's signed GET URL), against what the rest of its process
+// tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and from the two how many
+// pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat. With --cpu-prof the server writes
+// V8 CPU profiles of its threads into DIR (the main thread's is the largest). With --stand-in the pool answers
+// each job with the real job's first answer (load/shapes/stand-in-jobs.ts), so the main thread alone sets the
+// pace (32 connections unless told): its CPU per request at the rates a host with many cores would ask of it,
+// and how busy it was (1.0 = one core).
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
