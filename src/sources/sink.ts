@@ -120,6 +120,11 @@ export class Sink {
 function freeWholeBuffers (chunks: readonly Buffer[]): void {
   for (const chunk of chunks) {
     const buffer = chunk.buffer
-    if (buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength && buffer.byteLength > 0) buffer.transfer(0)
+    if (!(buffer instanceof ArrayBuffer) || chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength || buffer.byteLength === 0) continue
+    try {
+      buffer.transfer(0)
+    } catch {
+      // One its owner made non-detachable: left to the GC.
+    }
   }
 }
