@@ -113,9 +113,9 @@ export class Sink {
 
 /**
  * Gives back at once the memory of chunks that are the whole of their ArrayBuffer (`transfer(0)` detaches it:
- * any view left reads as empty). Left to the GC, ~1 MB of them per photo made V8 run full collections for the
- * external memory alone, ~0.1-0.2 ms per photo on the main thread (docs/benchmarks.md). A chunk that shares its
- * buffer with other bytes (the head of a body read with the headers) is left to the GC.
+ * any view left reads as empty). Left to the GC, the ~1 MB of them per photo is external memory that only V8's
+ * full collections give back, on the main thread. A chunk that shares its buffer with other bytes (the head of a
+ * body, read with the headers) is left to the GC.
  */
 function freeWholeBuffers (chunks: readonly Buffer[]): void {
   for (const chunk of chunks) {
