@@ -8,6 +8,7 @@ import { decodeHeif, type HeifResize } from './heif.ts'
 import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
 import { turboDecode, type SourceFacts } from './jpeg-decode.ts'
+import { encodeDecoded } from './jpeg-direct.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
@@ -120,6 +121,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
     checkAnimationOutput(frames, width, height, ctx.settings)
+    // libturbojpeg's pixels with nothing left to do but the encode: encoded without a sharp pipeline (jpeg-direct.ts).
+    const direct = turbo !== undefined && untouched(options, sizing, colour) ? encodeDecoded(turbo, resizeOf(sizing), options) : undefined
+    if (direct !== undefined) return direct
     if (colour === 'keep' && !before && orientation === 1) pipeline.keepIccProfile()
     if (frames > 1 && needsFirstFrameCrop(sizing)) {
       // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
@@ -144,6 +148,11 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   } catch (err) {
     throw classify(err)
   }
+}
+
+/** Whether the resize's pixels go to the encoder as they are: no crop placed, GET URL operation, kept profile or byte budget. */
+function untouched (options: ImageOptions, sizing: ImageOptions & SharpResize, colour: Colour): boolean {
+  return colour !== 'keep' && options.maxBytes === undefined && (options.url === undefined || (options.url.ops === undefined && !placesCrop(options, sizing)))
 }
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
