@@ -1,7 +1,8 @@
-// node load/jpeg-cpu.ts [--width N] [--format jpeg|webp] [--rounds R] [--repeat N] [--url] PHOTO...
+// node load/jpeg-cpu.ts [--width N] [--format jpeg|webp] [--rounds R] [--repeat N] [--url] [--modes a,b] PHOTO...
 // CPU per thumbnail in one thread, as a pool thread renders it (workers/image.ts), for each JPEG decode:
 // sharp's (JPEG_DECODER=sharp), libturbojpeg's at sharp's scale (turbojpeg) and at imgproxy's
 // (turbojpeg with JPEG_SHRINK=imgproxy). Alternating rounds; prints each round and the medians' ratios.
+// --modes: only those (sharp, turbojpeg, turbojpeg+imgproxy); ratios against the first.
 // --url: the options a GET URL's rs:fit:N:0/q:80 gives the job (imgproxy's sizing), else /api's.
 // The direct JPEG encode (workers/jpeg-direct.ts) needs TJ_OPTIMIZE=1 in the environment, as the server sets it.
 import { readFileSync } from 'node:fs'
@@ -13,10 +14,12 @@ import type { JobContext, JobSettings, OutputFormat } from '../contract/types.ts
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { width: { type: 'string', default: '320' }, format: { type: 'string', default: 'jpeg' }, rounds: { type: 'string', default: '3' }, repeat: { type: 'string', default: '15' }, url: { type: 'boolean', default: false } }
+  options: { width: { type: 'string', default: '320' }, format: { type: 'string', default: 'jpeg' }, rounds: { type: 'string', default: '3' }, repeat: { type: 'string', default: '15' }, url: { type: 'boolean', default: false }, modes: { type: 'string' } }
 })
 sharp.concurrency(1)
-const modes = { sharp: ['sharp', 'quality'], turbojpeg: ['turbojpeg', 'quality'], 'turbojpeg+imgproxy': ['turbojpeg', 'imgproxy'] } as const
+const every = { sharp: ['sharp', 'quality'], turbojpeg: ['turbojpeg', 'quality'], 'turbojpeg+imgproxy': ['turbojpeg', 'imgproxy'] } as const
+const chosen = values.modes?.split(',') ?? Object.keys(every)
+const modes = Object.fromEntries(Object.entries(every).filter(([name]) => chosen.includes(name)))
 const cpuMs = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000 }
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!
 
@@ -35,6 +38,6 @@ for (const file of positionals) {
       ;(figures[name] ??= []).push((cpuMs() - start) / Number(values.repeat))
     }
   }
-  const base = median(figures.sharp!)
+  const base = median(Object.values(figures)[0]!)
   console.log(`${basename(file)}, ${values.width} px ${values.format}: ` + Object.entries(figures).map(([name, list]) => `${name} ${list.map(ms => ms.toFixed(1)).join(', ')} ms (${(median(list) / base).toFixed(2)})`).join('; '))
 }
