@@ -1,6 +1,6 @@
 // Every image step goes through here, for uploaded images and video frames alike, so options behave the
 // same for both. sharp (libvips) does the work; the limits are set on every input.
-import sharp, { type Sharp } from 'sharp'
+import sharp, { type Metadata, type Sharp } from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../contract/limits.ts'
 import { applyCrop, checkAnimationInput, checkAnimationOps, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, orientsPerFrame, type FrameHeader } from './animation.ts'
@@ -8,6 +8,8 @@ import { decodeHeif, type HeifResize } from './heif.ts'
 import { encode, encodeToFit } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
 import { turboDecode, type SourceFacts } from './jpeg-decode.ts'
+import { encodeDecoded } from './jpeg-direct.ts'
+import { jpegFacts } from './jpeg-header.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
@@ -120,6 +122,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       throw new JobError('BAD_OPTIONS', `the output would be ${width}x${height} px; at most ${MAX_OUTPUT_SIDE} px per side`)
     }
     checkAnimationOutput(frames, width, height, ctx.settings)
+    // libturbojpeg's pixels with nothing left to do but the encode: encoded without a sharp pipeline (jpeg-direct.ts).
+    const direct = turbo !== undefined && untouched(options, sizing, colour) ? encodeDecoded(turbo, resizeOf(sizing), options) : undefined
+    if (direct !== undefined) return direct
     if (colour === 'keep' && !before && orientation === 1) pipeline.keepIccProfile()
     if (frames > 1 && needsFirstFrameCrop(sizing)) {
       // A smart crop of an animation: chosen on the first frame, cut from every frame (workers/animation.ts).
@@ -146,10 +151,18 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
   }
 }
 
+/** Whether the resize's pixels go to the encoder as they are: no crop placed, GET URL operation, kept profile or byte budget. */
+function untouched (options: ImageOptions, sizing: ImageOptions & SharpResize, colour: Colour): boolean {
+  return colour !== 'keep' && options.maxBytes === undefined && (options.url === undefined || (options.url.ops === undefined && !placesCrop(options, sizing)))
+}
+
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
 async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts, icc?: Buffer }> {
   if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
-  const meta = await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
+  // A JPEG in memory for libturbojpeg: its header read from its segments, where they read cleanly (jpeg-header.ts).
+  const jpeg = 'bytes' in input && ctx.settings.jpegDecoder === 'turbojpeg' ? jpegFacts(input.bytes) : undefined
+  const meta: Pick<Metadata, 'width' | 'height' | 'pages' | 'orientation' | 'format' | 'space' | 'channels' | 'icc' | 'isPalette' | 'bitsPerSample'> =
+    jpeg === undefined ? await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata() : { ...jpeg, format: 'jpeg', pages: 1, isPalette: false }
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
   const header = { frames: meta.pages ?? 1, width: w, height: h, orientation: meta.orientation ?? 1 }

@@ -25,6 +25,9 @@ export interface SourceFacts {
 
 export interface TurboDecoded {
   pipeline: Sharp
+  /** The decoded pixels the pipeline reads, and whether the EXIF orientation still turns them after the resize. */
+  pixels: { data: Buffer, width: number, height: number, channels: 1 | 3 }
+  turned: boolean
   /** Sets the resize (asked in display pixels) and the orientation after it. */
   resize: (pipeline: Sharp, args: ResizeOptions & ResizeArgs) => void
   shrink: number
@@ -70,6 +73,8 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
   const steps = orientationSteps(facts.orientation)
   return {
     pipeline: sharp(data, { raw: { width, height, channels } }),
+    pixels: decoded,
+    turned: steps.flip || steps.flop || steps.angle !== 0,
     shrink,
     resize (pipeline, args) {
       pipeline.resize(storedResize(args, facts.orientation))
