@@ -17,11 +17,13 @@ FROM node:24-bookworm-slim
 # ffmpeg/ffprobe for video, libheif for HEIC, libturbojpeg and Little CMS for JPEG decodes (JPEG_DECODER, through koffi);
 # tini forwards signals so SIGTERM reaches Node and it can drain.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg tini libheif1 libpng16-16 libturbojpeg0 liblcms2-2 \
+ && apt-get install -y --no-install-recommends ffmpeg tini libheif1 libpng16-16 libturbojpeg0 liblcms2-2 libwebp7 \
  && rm -rf /var/lib/apt/lists/*
-# One malloc arena: libvips' threads reuse each other's decode buffers (src/node-flags.ts, SERVER_ENV).
+# One malloc arena: libvips' threads reuse each other's decode buffers; libturbojpeg's Huffman tables
+# optimised as sharp's (src/node-flags.ts, SERVER_ENV).
 ENV NODE_ENV=production \
     GLIBC_TUNABLES=glibc.malloc.arena_max=1 \
+    TJ_OPTIMIZE=1 \
     PORT=3000 \
     HOST=0.0.0.0 \
     TMP_DIR=/tmp/thumbd \

@@ -13,6 +13,8 @@ if ! command -v heif-enc >/dev/null 2>&1; then packages="$packages libheif-examp
 if ! ldconfig -p 2>/dev/null | grep -q 'libturbojpeg\.so\.0'; then packages="$packages libturbojpeg0"; fi
 # Little CMS converts those photos' RGB profiles to sRGB for GET URLs (without it sharp converts them).
 if ! ldconfig -p 2>/dev/null | grep -q 'liblcms2\.so\.2'; then packages="$packages liblcms2-2"; fi
+# libwebp encodes WebP thumbnails libturbojpeg decoded at their size (without it sharp encodes them).
+if ! ldconfig -p 2>/dev/null | grep -q 'libwebp\.so\.7'; then packages="$packages libwebp7"; fi
 # jpegtran makes the tests' arithmetic-coded JPEG.
 if ! command -v jpegtran >/dev/null 2>&1; then packages="$packages libjpeg-turbo-progs"; fi
 # The tests open docs/examples/img-tags.html in a real browser.
