@@ -79,10 +79,11 @@ function describesSrgb (icc: Buffer): boolean {
   return icc.includes('sRGB', 0, 'latin1') || icc.includes('sRGB', 0, 'utf16le') || icc.includes(Buffer.from('\0s\0R\0G\0B', 'latin1'))
 }
 
-export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext): Promise<ImageResult> {
+/** `header`: 'sharp' reads the header by sharp's metadata() whatever the decoder (see the turbo line below). */
+export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext, headerBy: 'any' | 'sharp' = 'any'): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {
-    const { size: source, colour: found, header, paletteBits, facts, icc } = await inspect(input, ctx)
+    const { size: source, colour: found, header, paletteBits, facts, icc, fromSegments } = await inspect(input, ctx, headerBy)
     // GET URLs reply as imgproxy does (its IMGPROXY_STRIP_COLOR_PROFILE default): a JPEG's RGB profile is
     // converted to sRGB and dropped, not kept; by Little CMS after a reduced decode where it can (jpeg-decode.ts).
     const colour = found === 'keep' && options.url !== undefined && facts?.format === 'jpeg' ? 'convert' : found
@@ -110,6 +111,9 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     }
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
     const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined, colour !== found ? icc : undefined)
+    // A header read from its segments (jpeg-header.ts) serves libturbojpeg's path only, which checks it against
+    // its own: sharp's decode turns, sizes and converts by libvips' reading, so its limits are checked on that.
+    if (turbo === undefined && fromSegments) return await render(input, options, ctx, 'sharp')
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const opened = () => open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1)
     const { pipeline, size, firstFrame } = before || orientation !== 1
@@ -157,10 +161,10 @@ function untouched (options: ImageOptions, sizing: ImageOptions & SharpResize, c
 }
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
-async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts, icc?: Buffer }> {
+async function inspect (input: ImageInput, ctx: JobContext, headerBy: 'any' | 'sharp'): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts, icc?: Buffer, fromSegments?: boolean }> {
   if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
   // A JPEG in memory for libturbojpeg: its header read from its segments, where they read cleanly (jpeg-header.ts).
-  const jpeg = 'bytes' in input && ctx.settings.jpegDecoder === 'turbojpeg' ? jpegFacts(input.bytes) : undefined
+  const jpeg = 'bytes' in input && ctx.settings.jpegDecoder === 'turbojpeg' && headerBy === 'any' ? jpegFacts(input.bytes) : undefined
   const meta: Pick<Metadata, 'width' | 'height' | 'pages' | 'orientation' | 'format' | 'space' | 'channels' | 'icc' | 'isPalette' | 'bitsPerSample'> =
     jpeg === undefined ? await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata() : { ...jpeg, format: 'jpeg', pages: 1, isPalette: false }
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
@@ -169,7 +173,7 @@ async function inspect (input: ImageInput, ctx: JobContext): Promise<{ size: [nu
   checkAnimationInput(header, ctx.settings)
   const colour = colourHandling(meta)
   const facts = { format: meta.format, space: meta.space, channels: meta.channels, width: w, height: h, orientation: header.orientation, profileUsed: meta.icc !== undefined && colour !== 'untagged' }
-  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts, icc: meta.icc }
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts, icc: meta.icc, fromSegments: jpeg !== undefined }
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

@@ -48,11 +48,15 @@ export function jpegFacts (bytes: Uint8Array): JpegFacts | undefined {
       const components = payload[5] as 1 | 3 | 4
       if (!(components in SPACES)) return undefined
       frame = { height: payload.readUInt16BE(1), width: payload.readUInt16BE(3), channels: components, space: SPACES[components] }
-    } else if (marker === 0xe1 && payload.subarray(0, 6).equals(EXIF)) {
-      if (orientation !== undefined) return undefined
+    } else if (marker === 0xe1 && payload.length > 4 && payload.toString('latin1', 0, 4) === 'Exif') {
+      // libvips takes the first APP1 that starts "Exif" and is longer than that, whatever follows: one that is
+      // not a clean "Exif\0\0" TIFF, or a second one, is left to it.
+      if (orientation !== undefined || !payload.subarray(0, 6).equals(EXIF)) return undefined
       orientation = exifOrientation(payload.subarray(6))
       if (orientation === undefined) return undefined
-    } else if (marker === 0xe2 && payload.subarray(0, 12).equals(ICC)) {
+    } else if (marker === 0xe2 && payload.toString('latin1', 0, 11) === 'ICC_PROFILE') {
+      // libvips takes any APP2 that starts "ICC_PROFILE": only the exact marker, with room for a profile, is read here.
+      if (!payload.subarray(0, 12).equals(ICC) || payload.length <= 14) return undefined
       chunks.push(payload)
     }
     at = end

@@ -68,3 +68,53 @@ test('render() reads a JPEG\'s header here for libturbojpeg, not for JPEG_DECODE
   assert.ok(a!.equals(b!), 'the same thumbnail, turned the same way')
   await assert.rejects(render({ bytes: bytes.subarray(0, 400) }, options, ctx('turbojpeg')), (err: { code?: string }) => err.code === 'MEDIA_UNREADABLE')
 })
+
+/** `jpeg` with `segments` (marker and payload each) inserted after its SOI. */
+function withSegments (jpeg: Buffer, ...segments: Array<[number, Buffer]>): Buffer {
+  const encoded = segments.map(([marker, payload]) => {
+    const head = Buffer.from([0xff, marker, 0, 0])
+    head.writeUInt16BE(payload.length + 2, 2)
+    return Buffer.concat([head, payload])
+  })
+  return Buffer.concat([jpeg.subarray(0, 2), ...encoded, jpeg.subarray(2)])
+}
+
+/** A little-endian TIFF whose IFD0 holds one Orientation. */
+function tiffWithOrientation (orientation: number): Buffer {
+  const tiff = Buffer.alloc(26)
+  tiff.write('II', 0, 'latin1')
+  tiff.writeUInt16LE(42, 2)
+  tiff.writeUInt32LE(8, 4)
+  tiff.writeUInt16LE(1, 8)
+  tiff.writeUInt16LE(0x0112, 10)
+  tiff.writeUInt16LE(3, 12)
+  tiff.writeUInt32LE(1, 14)
+  tiff.writeUInt16LE(orientation, 18)
+  return tiff
+}
+
+test('segments libvips reads and this reader would not (a decoy Exif, an ICC marker\'s variants) leave the header to sharp, and no output limit is checked on the wrong shape', async () => {
+  const exif = (prefix: string, orientation: number): [number, Buffer] => [0xe1, Buffer.concat([Buffer.from(prefix, 'latin1'), tiffWithOrientation(orientation)])]
+  const base = await photo()
+  // libvips takes the first APP1 that starts "Exif", however it goes on: orientation 1 for it, not this reader's 6.
+  const decoy = withSegments(base, exif('Exif\0\x01', 1), exif('Exif\0\0', 6))
+  assert.equal((await sharp(decoy).metadata()).orientation ?? 1, 1)
+  assert.equal(jpegFacts(decoy), undefined, 'a decoy Exif segment before the real one')
+  const p3 = (await sharp(base).withIccProfile('p3').jpeg().toBuffer())
+  const iccAt = p3.indexOf(Buffer.from('ICC_PROFILE\0', 'latin1'))
+  const renamed = Buffer.from(p3)
+  renamed[iccAt + 11] = 0x58 // "ICC_PROFILEX": libvips still reads the profile
+  assert.ok((await sharp(renamed).metadata()).icc !== undefined)
+  assert.equal(jpegFacts(renamed), undefined, 'an "ICC_PROFILE" marker that is not exactly it')
+  const emptyFirst = withSegments(base, [0xe2, Buffer.concat([Buffer.from('ICC_PROFILE\0', 'latin1'), Buffer.from([1, 2])])], [0xe2, Buffer.concat([Buffer.from('ICC_PROFILE\0', 'latin1'), Buffer.from([2, 2]), Buffer.alloc(200, 1)])])
+  assert.equal(jpegFacts(emptyFirst), undefined, 'a chunk with no profile bytes')
+
+  // The decoy on a tall CMYK photo (libturbojpeg declines CMYK: sharp decodes it). The output's sides are
+  // checked on libvips' reading: 400 px wide is 16,000 tall, over MAX_OUTPUT_SIDE, refused as without the decoy.
+  const tall = await sharp({ create: { width: 100, height: 4000, channels: 3, background: '#c04020' } }).toColourspace('cmyk').jpeg().toBuffer()
+  const ctx: JobContext = { settings: { maxInputPixels: 50_000_000, maxAnimationFrames: 100, jpegDecoder: 'turbojpeg', jpegShrink: 'quality' } as JobSettings, signal: new AbortController().signal, deadline: Date.now() + 60_000 }
+  const options = { width: 400, fit: 'inside', format: 'png', quality: 80, withoutEnlargement: false } as const
+  for (const bytes of [tall, withSegments(tall, exif('Exif\0\x01', 1), exif('Exif\0\0', 6))]) {
+    await assert.rejects(render({ bytes }, options, ctx), (err: { code?: string }) => err.code === 'BAD_OPTIONS')
+  }
+})
