@@ -93,14 +93,15 @@ function bind (): TurboJpeg {
   function encode (pixels: Uint8Array, width: number, height: number, quality: number, chroma: '4:4:4' | '4:2:0'): Buffer {
     const out: unknown[] = [null]
     const size = [0]
-    return withHandle('encode', handle => compress(handle, pixels, width, 0, height, TJPF_RGB, out, size, chroma === '4:4:4' ? TJSAMP_444 : TJSAMP_420, quality, TJFLAG_ACCURATEDCT), () => {
-      try {
+    // Freed whether the encode succeeded or not: a failing tjCompress2 may have allocated it already.
+    try {
+      return withHandle('encode', handle => compress(handle, pixels, width, 0, height, TJPF_RGB, out, size, chroma === '4:4:4' ? TJSAMP_444 : TJSAMP_420, quality, TJFLAG_ACCURATEDCT), () => {
         const copy = koffi().decode(out[0], 'uint8_t', size[0]!) as Uint8Array
         return withoutJfif(Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength))
-      } finally {
-        if (out[0] !== null) free(out[0])
-      }
-    }, initCompress)
+      }, initCompress)
+    } finally {
+      if (out[0] !== null) free(out[0])
+    }
   }
 }
 
