@@ -8,7 +8,7 @@ import { lossyOptions } from './image-encode.ts'
 import type { TurboDecoded } from './jpeg-decode.ts'
 import type { ResizeArgs } from './jpeg-scale.ts'
 import { turbojpeg } from './jpeg-turbo.ts'
-import { boundOnce, koffi } from './native-library.ts'
+import { boundOnce, koffi } from '../contract/native-library.ts'
 import type { ImageOptions, ImageResult } from '../contract/types.ts'
 
 let encodes = 0

@@ -2,7 +2,7 @@
 // scaled IDCT straight into a buffer, without libvips' per-scanline work (docs/benchmarks.md, camera photos).
 // The TurboJPEG 2 API, which libturbojpeg 2.1 (Debian 12) and 3.x both export. Loaded once per thread; a host
 // without the library (or without koffi's prebuilt binary) gets undefined, and images go through sharp.
-import { boundOnce, koffi } from './native-library.ts'
+import { boundOnce, koffi } from '../contract/native-library.ts'
 
 // TurboJPEG 2 constants (turbojpeg.h).
 const TJPF_RGB = 0

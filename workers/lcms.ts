@@ -5,7 +5,7 @@
 // built once per profile in each thread (~3 ms) and kept, a few at most. A host without the library gets
 // undefined, and the photo goes through sharp's own conversion.
 import { createHash } from 'node:crypto'
-import { boundOnce, koffi } from './native-library.ts'
+import { boundOnce, koffi } from '../contract/native-library.ts'
 
 /** lcms2.h: TYPE_RGB_8 = COLORSPACE_SH(PT_RGB) | CHANNELS_SH(3) | BYTES_SH(1). */
 const TYPE_RGB_8 = (4 << 16) | (3 << 3) | 1

@@ -4,23 +4,11 @@
 // the headers): 0.54 ms for a 1 MB photo against 0.04 ms by memcpy (docs/benchmarks.md). Nothing reads the
 // slab while it is filled (slabs.ts hands it to no job before), so the plain copy is safe. Where koffi or
 // glibc does not load, V8's copy does the same work slower.
-import { createRequire } from 'node:module'
+import { boundOnce, koffi } from '../../contract/native-library.ts'
 
 type Memcpy = (target: Uint8Array, source: Uint8Array, bytes: number) => unknown
 
-let memcpy: Memcpy | null | undefined
-
-function bound (): Memcpy | undefined {
-  if (memcpy === undefined) {
-    try {
-      const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
-      memcpy = koffi.load('libc.so.6').func('memcpy', 'void *', ['void *', 'void *', 'size_t']) as Memcpy
-    } catch {
-      memcpy = null
-    }
-  }
-  return memcpy ?? undefined
-}
+const memcpy = boundOnce(() => koffi().load('libc.so.6').func('memcpy', 'void *', ['void *', 'void *', 'size_t']) as Memcpy)
 
 /** Writes `chunks` one after the other from the start of `target`, which must hold them all. */
 export function copyChunks (target: Uint8Array, chunks: readonly Uint8Array[]): void {
@@ -28,7 +16,7 @@ export function copyChunks (target: Uint8Array, chunks: readonly Uint8Array[]): 
   for (const chunk of chunks) total += chunk.length
   // memcpy checks nothing: the bound is checked here, once, for all of it.
   if (total > target.length) throw new RangeError(`${total} bytes do not fit in ${target.length}`)
-  const copy = bound()
+  const copy = memcpy()
   let at = 0
   for (const chunk of chunks) {
     if (copy === undefined) target.set(chunk, at)

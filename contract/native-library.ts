@@ -1,9 +1,9 @@
-// The system libraries a pool thread calls through koffi (libturbojpeg, Little CMS): each bound once per
-// thread on first use. A host without the library, or without koffi's prebuilt binary, gets undefined, and
-// images go through sharp instead.
+// The system libraries called through koffi (pool threads: libturbojpeg, Little CMS, libwebp; the main thread:
+// libc's memcpy): each bound once per thread on first use. A host without the library, or without koffi's
+// prebuilt binary, gets undefined, and the work is done without it (by sharp, by V8).
 import { createRequire } from 'node:module'
 
-/** koffi, required lazily (a CommonJS addon): a host without its binary still serves images. */
+/** koffi, required lazily (a CommonJS addon): a host without its binary still works. */
 export const koffi = () => createRequire(import.meta.url)('koffi') as typeof import('koffi')
 
 /** `bind` run on the first call in this thread, its result kept; undefined for good if it threw. */
