@@ -3,6 +3,7 @@
 // thread held 30-86 MB of finished photos' sources (a 15 MP photo is 5 MB), all in malloc's one arena
 // beside the decoders' buffers. Mixed load (node load/mixed-memory.ts, 6 alternating pairs, 4 of them on a
 // loaded VM): 579-686 -> 441-515 MB, CPU per photo unchanged (docs/benchmarks.md).
+import { freeWhole } from '../contract/free-memory.ts'
 import type { JobTask } from '../contract/types.ts'
 
 /**
@@ -11,7 +12,5 @@ import type { JobTask } from '../contract/types.ts'
  * bytes that are their buffer's whole: a view may share its buffer with something else.
  */
 export function releaseSource ({ source: { ref } }: JobTask): void {
-  if (ref.location !== 'memory') return
-  const { buffer, byteLength } = ref.bytes
-  if (buffer instanceof ArrayBuffer && byteLength === buffer.byteLength && !buffer.detached) buffer.transfer(0)
+  if (ref.location === 'memory') freeWhole(ref.bytes)
 }

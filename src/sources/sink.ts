@@ -2,6 +2,7 @@
 // temp file once past the memory threshold, or only counted once refused; at the end, one buffer (fresh, or a
 // reused slab for a source its job hashes) or the closed file.
 import { open, type FileHandle } from 'node:fs/promises'
+import { freeWhole } from '../../contract/free-memory.ts'
 import { SNIFF_BYTES } from '../../contract/sniff.ts'
 import { copyChunks } from './slab-copy.ts'
 import { slabs, type Release } from './slabs.ts'
@@ -91,7 +92,8 @@ export class Sink {
     if (onSlab) ({ bytes, release: this.releaseSlab } = slabs.take(this.size))
     else bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     copyChunks(bytes, this.chunks)
-    if (onSlab && freeChunks) freeWholeBuffers(this.chunks)
+    // A body's head shares its buffer with the headers: freeWhole leaves it to the GC.
+    if (onSlab && freeChunks) this.chunks.forEach(freeWhole)
     this.chunks = []
     return { location: 'memory', bytes }
   }
@@ -108,23 +110,5 @@ export class Sink {
     if (this.file === undefined) return
     await this.file.handle.close().catch(() => {})
     await this.limits.tempDir.remove(this.file.path)
-  }
-}
-
-/**
- * Gives back at once the memory of chunks that are the whole of their ArrayBuffer (`transfer(0)` detaches it:
- * any view left reads as empty). Left to the GC, the ~1 MB of them per photo is external memory that only V8's
- * full collections give back, on the main thread. A chunk that shares its buffer with other bytes (the head of a
- * body, read with the headers) is left to the GC.
- */
-function freeWholeBuffers (chunks: readonly Buffer[]): void {
-  for (const chunk of chunks) {
-    const buffer = chunk.buffer
-    if (!(buffer instanceof ArrayBuffer) || chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength || buffer.byteLength === 0) continue
-    try {
-      buffer.transfer(0)
-    } catch {
-      // One its owner made non-detachable: left to the GC.
-    }
   }
 }
