@@ -79,7 +79,7 @@ function describesSrgb (icc: Buffer): boolean {
   return icc.includes('sRGB', 0, 'latin1') || icc.includes('sRGB', 0, 'utf16le') || icc.includes(Buffer.from('\0s\0R\0G\0B', 'latin1'))
 }
 
-/** `header`: 'sharp' reads the header by sharp's metadata() whatever the decoder (see the turbo line below). */
+/** `headerBy` 'sharp': the header is read by sharp's metadata() whatever the decoder (see the turbo line below). */
 export async function render (input: ImageInput, options: ImageOptions, ctx: JobContext, headerBy: 'any' | 'sharp' = 'any'): Promise<ImageResult> {
   ctx.signal.throwIfAborted()
   try {

@@ -24,7 +24,7 @@ interface Shared {
   waiting: number
   stop: AbortController
   image?: Promise<unknown>
-  /** The fetch failed, or the job has ended: nothing is left for `stop` to stop (a job not yet begun may still be). */
+  /** The job has ended: nothing is left for `stop` to stop (before it begins, the fetch or the job may still be). */
   settled: boolean
 }
 
@@ -46,7 +46,7 @@ export function createSharedWork () {
       const started: Shared = { fetched: fetch(stop.signal), users: 0, waiting: 0, stop, settled: false }
       // A failed fetch is forgotten at once; a good one while any request still uses it (see finally), so that
       // requests arriving during its job join it rather than fetch again.
-      started.fetched.then(() => {}, () => { started.settled = true; forget(key, started) })
+      started.fetched.then(() => {}, () => forget(key, started))
       fetching.set(key, shared = started)
     }
     const joined = shared
@@ -91,7 +91,6 @@ export function createSharedWork () {
 
 /** `job`, marking `shared` settled once it ends either way. */
 function settling<R> (shared: Shared, job: Promise<R>): Promise<R> {
-  shared.settled = false
   job.then(() => { shared.settled = true }, () => { shared.settled = true })
   return job
 }
