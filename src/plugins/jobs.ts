@@ -6,12 +6,13 @@ import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
 import { handOff, holdSource } from '../jobs/hand-off.ts'
 import { createPairing, JOBS_PER_THREAD, type Seat } from '../jobs/pairing.ts'
+import { jobSettings, withDecoderThreads } from '../jobs/settings.ts'
 import { codeOf, errors, fromJobFailure, ThumbdError } from '../errors.ts'
 import type { JobOutcomeLabel } from './metrics.ts'
 import { ERROR_TABLE } from '../../contract/error-codes.ts'
 import { cancel, createControl } from '../../contract/control.ts'
 import type { FailureCode } from '../../contract/job-error.ts'
-import type { Envelope, ImageResult, JobOutcome, JobResults, JobSettings, JobTask, WorkerData } from '../../contract/types.ts'
+import type { Envelope, ImageResult, JobOutcome, JobResults, JobTask, WorkerData } from '../../contract/types.ts'
 
 export interface JobResult<V = ImageResult> {
   value: V
@@ -52,18 +53,6 @@ const UTILIZATION_REFRESH_MS = 1000
 /** At shutdown, how long cancelled jobs get to kill their children before the threads are terminated. */
 const CANCEL_WAIT_MS = 3000
 
-/** Room for 50 MP frames, a decoder's reference frames and ffmpeg's mapped libraries; far below a runaway. */
-const FFMPEG_ADDRESS_SPACE_BYTES = 4 * 2 ** 30
-
-/**
- * RLIMIT_CPU of a tool run: the backstop should the deadline's kill ever be missed. It counts the CPU time of
- * all the tool's threads, so it grows with them (plus one for ffmpeg's demuxer and filter threads): a fixed
- * figure could kill a many-threaded decoder on a many-core host before the deadline, as a 422.
- */
-export function toolCpuSeconds (jobTimeoutMs: number, decoderThreads: number): number {
-  return (Math.ceil(jobTimeoutMs / 1000) + 5) * (decoderThreads + 1)
-}
-
 const WORKER_FILE = new URL('../../workers/index.ts', import.meta.url).href
 
 const outcomeOf = (code: FailureCode): JobOutcomeLabel => code === 'CANCELLED' ? 'cancelled' : ERROR_TABLE[code].outcome
@@ -76,25 +65,7 @@ export interface JobsOptions {
 
 export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE }) => {
   const children = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)
-  const settings: JobSettings = {
-    ffmpegPath: config.ffmpegPath,
-    heifDecodePath: app.mediaTools.heifDecode,
-    ffprobePath: config.ffprobePath,
-    maxInputPixels: config.maxInputPixels,
-    jpegDecoder: config.jpegDecoder === 'turbojpeg' && app.mediaTools.turbojpeg ? 'turbojpeg' : 'sharp',
-    jpegShrink: config.jpegShrink,
-    maxVideoSeconds: config.maxVideoSeconds,
-    maxAnimationFrames: config.maxAnimationFrames,
-    // Set per job in run(): one decoder thread while jobs share the cores, all of them for a job alone.
-    ffmpegThreads: 1,
-    children,
-    sandbox: {
-      ...app.mediaTools.sandbox,
-      addressSpaceBytes: FFMPEG_ADDRESS_SPACE_BYTES,
-      // Set per job in run(), from its decoder threads.
-      cpuSeconds: toolCpuSeconds(config.jobTimeoutMs, 1)
-    }
-  }
+  const settings = jobSettings(config, app.mediaTools, children)
   const pairing = createPairing(config.poolThreads)
   const pool = config.executionMode === 'pool'
     ? new Piscina<Envelope, JobOutcome>({
@@ -152,8 +123,7 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     // A job that finds the pool idle may use every core for its decoder; under load, one thread per job is
     // the most work per CPU second (frame threads only add contention).
     const ffmpegThreads = inFlight.size === 0 ? config.poolThreads : 1
-    const jobSettings = { ...settings, ffmpegThreads, sandbox: { ...settings.sandbox, cpuSeconds: toolCpuSeconds(config.jobTimeoutMs, ffmpegThreads) } }
-    const envelope = (): Envelope => ({ task, settings: jobSettings, control: createControl(), deadline })
+    const envelope = (): Envelope => ({ task, settings: withDecoderThreads(settings, ffmpegThreads, config.jobTimeoutMs), control: createControl(), deadline })
     const seat = pairing.seatFor(task)
     const submitted = performance.now()
     const pending = submit(envelope(), seat, job)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { promisify } from 'node:util'
 import { TOOL_MARKER } from '../../workers/tools/index.ts'
-import { toolCpuSeconds } from '../../src/plugins/jobs.ts'
+import { toolCpuSeconds } from '../../src/jobs/settings.ts'
 import { build, postMedia } from '../helper.ts'
 import { tempFolder } from '../temp-folder.ts'
 
