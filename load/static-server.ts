@@ -1,7 +1,9 @@
 // Serves the sample media on loopback for the URL scenario.
 // Files up to CACHED_BYTES are served from memory after their first request: this origin shares the cores with
 // the servers it feeds, and streaming each photo from disk in 64 KB reads took CPU from whichever contender's
-// work runs at the lower priority (thumbd's pool runs niced), not from both alike.
+// work runs at the lower priority (thumbd's pool runs niced), not from both alike. An open range from byte 0
+// ("bytes=0-", what thumbd asks a URL source first) is answered 206 with the whole file, as nginx, S3 and CDNs
+// answer it: photos by URL then take the path they take from those origins. ORIGIN_RANGES=0 answers 200.
 import { createReadStream } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { createServer } from 'node:http'
@@ -9,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 
 const CACHED_BYTES = 64 * 2 ** 20
+const honourRanges = process.env.ORIGIN_RANGES !== '0'
 
 export async function startStaticServer (dir: string): Promise<{ base: string, close: () => Promise<void> }> {
   const cache = new Map<string, Buffer>()
@@ -18,7 +21,9 @@ export async function startStaticServer (dir: string): Promise<{ base: string, c
     const path = join(dir, name)
     const info = await stat(path).catch(() => undefined)
     if (info === undefined || !info.isFile()) return res.writeHead(404).end()
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': info.size })
+    const whole = { 'content-type': 'application/octet-stream', 'content-length': info.size }
+    const ranged = honourRanges && req.headers.range === 'bytes=0-' && info.size > 0
+    res.writeHead(ranged ? 206 : 200, ranged ? { ...whole, 'content-range': `bytes 0-${info.size - 1}/${info.size}` } : whole)
     if (info.size > CACHED_BYTES) return createReadStream(path).pipe(res)
     // Keyed by modification time and size too: tests rewrite files between requests.
     const key = `${path}\n${info.mtimeMs}\n${info.size}`
