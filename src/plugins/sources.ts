@@ -9,7 +9,7 @@ import fp from 'fastify-plugin'
 import type { Static, TObject } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
-import { createFetcher, discard, fetchError, type FetchedBody, type RangeHeaders } from '../sources/fetch-source.ts'
+import { contentLength, createFetcher, discard, fetchError, type FetchedBody, type RangeHeaders } from '../sources/fetch-source.ts'
 import { paceBody } from '../sources/fetch-pace.ts'
 import { fromFirstRange } from '../sources/first-range.ts'
 import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
@@ -175,6 +175,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     // A body below FETCH_MIN_BYTES_PER_SECOND gives its slot back at once, with the source's 502.
     const tooSlow = new AbortController()
     const fetchSignal = AbortSignal.any(signal === undefined ? [timeout, tooSlow.signal] : [timeout, tooSlow.signal, signal])
+    // A fetched body itself: its chunks are undici's own, and it ends at its Content-Length (SpoolLimits.ownsChunks).
+    const fetchedBody = (declaredBytes: number | undefined) => ({ ...digests, ownsChunks: true, declaredBytes })
     const fetch = async (target: string | URL, headers: RangeHeaders = {}): Promise<FetchedBody> => {
       const fetched = await fetcher.fetchSource(target, fetchSignal, headers)
       return { ...fetched, body: paceBody(fetched.body, config.fetchMinBytesPerSecond, err => tooSlow.abort(err)) }
@@ -187,13 +189,13 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         discard(fetched.body)
         return await spoolWithLimits((await fetch(url)).body, digests)
       }
-      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, { ...digests, ownsChunks: true })
+      if (!ranged || fetched.statusCode !== 206) return await spoolWithLimits(fetched.body, fetchedBody(contentLength(fetched.headers)))
       return await fromFirstRange(fetched, fetchSignal, {
         fetch: (target, _signal, headers) => fetch(target, headers),
         reader: rangeReader,
         remoteFromBytes: config.rangeReadMinBytes,
         maxSourceBytes: config.maxSourceBytes,
-        spool: stream => spoolWithLimits(stream, digests)
+        spool: (stream, framedBytes) => spoolWithLimits(stream, framedBytes === undefined ? digests : fetchedBody(framedBytes))
       })
     } catch (err) {
       throw fetchError(err, fetchSignal)

@@ -119,6 +119,12 @@ export function expectRange ({ statusCode, headers, body }: FetchedBody, asked: 
     : `the source answered ${statusCode} to a range request (it changed, or stopped honouring Range)`)
 }
 
+/** A body's length by its Content-Length, when that is a plain number: undici ends the body there, or fails it. */
+export function contentLength (headers: IncomingHttpHeaders): number | undefined {
+  const value = headers['content-length']
+  return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined
+}
+
 /** Drops a body unread. undici reports a destroyed body as an 'error' event, which is expected here. */
 export function discard (body: Readable) {
   body.on('error', () => {})

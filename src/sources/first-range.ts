@@ -17,8 +17,11 @@ export interface FirstRangeContext {
   /** RANGE_READ_MIN_BYTES */
   remoteFromBytes: number
   maxSourceBytes: number
-  /** Spools a whole source (spool.ts, with the request's limits and digests). */
-  spool: (stream: Readable) => Promise<SpooledSource>
+  /**
+   * Spools a whole source (spool.ts, with the request's limits and digests); `framedBytes`: the stream is the
+   * fetched body itself, that many bytes by its Content-Length (SpoolLimits.ownsChunks, declaredBytes).
+   */
+  spool: (stream: Readable, framedBytes?: number) => Promise<SpooledSource>
 }
 
 /** The validator later ranges are sent with (If-Range): a strong ETag, else Last-Modified. */
@@ -34,30 +37,37 @@ export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal,
     discard(fetched.body)
     throw new errors.SourceFetchFailed(`asked for bytes 0-, the source answered ${answered}`)
   }
-  const { head, whole } = await peek(fetched.body, SNIFF_BYTES, signal)
-  const media = sniff(head)
   const validator = validatorOf(fetched)
-  if (context.reader !== undefined && media?.kind === 'video' && range.size >= context.remoteFromBytes) {
-    whole.destroy()
-    const session = context.reader.open({ url: fetched.url, size: range.size, validator, head })
-    return {
-      ref: session.ref,
-      media,
-      size: range.size,
-      // The bytes are never all seen: the origin's word for them stands in (without a validator, URL and size only).
-      identity: createHash('sha256').update(`${fetched.url.href}\n${range.size}\n${validator ?? ''}`).digest('hex'),
-      digests: {},
-      failed: session.failed,
-      dispose: async () => session.close()
+  // Only a file large enough to stay remote needs sniffing first; any other is spooled from this answer.
+  let body = fetched.body
+  let framed = true
+  if (context.reader !== undefined && range.size >= context.remoteFromBytes) {
+    const { head, whole } = await peek(fetched.body, SNIFF_BYTES, signal)
+    ;[body, framed] = [whole, false]
+    const media = sniff(head)
+    if (media?.kind === 'video') {
+      whole.destroy()
+      const session = context.reader.open({ url: fetched.url, size: range.size, validator, head })
+      return {
+        ref: session.ref,
+        media,
+        size: range.size,
+        // The bytes are never all seen: the origin's word for them stands in (without a validator, URL and size only).
+        identity: createHash('sha256').update(`${fetched.url.href}\n${range.size}\n${validator ?? ''}`).digest('hex'),
+        digests: {},
+        failed: session.failed,
+        dispose: async () => session.close()
+      }
     }
   }
   if (range.size > context.maxSourceBytes) {
-    whole.destroy()
+    discard(body)
     throw new errors.PayloadTooLarge(`the source declares more than ${context.maxSourceBytes} bytes (MAX_SOURCE_BYTES)`)
   }
-  if (range.end === range.size - 1) return context.spool(whole)
+  // The whole file in this answer: its body as a 200's would be, framed by its Content-Length when not peeked.
+  if (range.end === range.size - 1) return context.spool(body, framed ? range.size : undefined)
   async function * pieces () {
-    yield * whole
+    yield * body
     for (let at = range!.end + 1, asked = 0; at < range!.size; asked++) {
       if (asked === MAX_REST_REQUESTS) throw new errors.SourceFetchFailed(`the source answers in pieces too small (${answered})`)
       const rest = await context.fetch(fetched.url, signal, { range: `bytes=${at}-`, ifRange: validator })

@@ -1,0 +1,64 @@
+// The answer to a URL source's "Range: bytes=0-" (src/sources/first-range.ts): a whole file too small to stay
+// remote is spooled from the fetched body itself, framed by its size, as a 200's body is (no sniffing first); a
+// file large enough to stay remote is sniffed first, and an image among them is spooled from what was peeked.
+import assert from 'node:assert/strict'
+import { Readable } from 'node:stream'
+import { test } from 'node:test'
+import { fromFirstRange, type FirstRangeContext } from '../../src/sources/first-range.ts'
+import type { FetchedBody } from '../../src/sources/fetch-source.ts'
+import type { RangeReader } from '../../src/sources/range-reader.ts'
+import type { SpooledSource } from '../../src/sources/spool.ts'
+import { media } from '../media.ts'
+
+/** A 206 carrying the whole of `bytes`, as nginx, S3 or a CDN answers "bytes=0-". */
+const wholeAnswer = (bytes: Buffer): FetchedBody => ({
+  body: Readable.from([bytes.subarray(0, 5000), bytes.subarray(5000)], { objectMode: false }),
+  url: new URL('http://origin.test/photo.jpg'),
+  statusCode: 206,
+  headers: { 'content-range': `bytes 0-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length) }
+})
+
+// An image never stays remote: the reader must not be asked.
+const reader: RangeReader = {
+  open: () => { throw new Error('an image was made remote') },
+  close: async () => {}
+}
+
+function contextSpooling (remoteFromBytes: number) {
+  const calls: Array<{ stream: Readable, framedBytes: number | undefined, bytes: Buffer }> = []
+  const context: FirstRangeContext = {
+    fetch: () => { throw new Error('the whole file was in the first answer') },
+    reader,
+    remoteFromBytes,
+    maxSourceBytes: 1 << 30,
+    spool: async (stream, framedBytes) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of stream) chunks.push(chunk as Buffer)
+      calls.push({ stream, framedBytes, bytes: Buffer.concat(chunks) })
+      return { size: 0 } as unknown as SpooledSource
+    }
+  }
+  return { context, calls }
+}
+
+test('a whole 206 too small to stay remote is spooled from the fetched body itself, framed by its size', async () => {
+  const photo = await media('jpeg')
+  const fetched = wholeAnswer(photo)
+  const { context, calls } = contextSpooling(photo.length + 1)
+  await fromFirstRange(fetched, new AbortController().signal, context)
+  assert.equal(calls.length, 1)
+  assert.equal(calls[0]!.stream, fetched.body, 'the body undici gave, not a stream wrapped around it')
+  assert.equal(calls[0]!.framedBytes, photo.length)
+  assert.ok(calls[0]!.bytes.equals(photo))
+})
+
+test('a whole 206 large enough to stay remote is sniffed first; an image is then spooled whole, unframed', async () => {
+  const photo = await media('jpeg')
+  const fetched = wholeAnswer(photo)
+  const { context, calls } = contextSpooling(photo.length)
+  await fromFirstRange(fetched, new AbortController().signal, context)
+  assert.equal(calls.length, 1)
+  assert.notEqual(calls[0]!.stream, fetched.body, 'what was peeked, then the rest')
+  assert.equal(calls[0]!.framedBytes, undefined)
+  assert.ok(calls[0]!.bytes.equals(photo))
+})
