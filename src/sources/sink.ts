@@ -27,6 +27,8 @@ export class Sink {
   private discarding = false
   /** Gives back the slab the bytes were gathered on, if they were. */
   private releaseSlab: Release | undefined
+  /** The slab the bytes are copied onto as they come (fillSlab), and whether their chunks are then freed. */
+  private filling: { slab: Uint8Array, freeChunks: boolean } | undefined
 
   constructor (limits: SinkLimits) {
     this.limits = limits
@@ -42,6 +44,7 @@ export class Sink {
   }
 
   async add (chunk: Buffer): Promise<void> {
+    if (this.filling !== undefined) return this.fill(chunk)
     if (this.first.length < SNIFF_BYTES) this.first = Buffer.concat([this.first, chunk.subarray(0, SNIFF_BYTES - this.first.length)])
     this.size += chunk.length
     if (this.discarding) return
@@ -51,8 +54,49 @@ export class Sink {
     else if (this.file !== undefined && this.unwritten >= WRITE_BATCH_BYTES) await this.flush()
   }
 
+  /**
+   * From now on each chunk goes onto a slab of `capacity` bytes as it comes (fill), and with `freeChunks`
+   * (SpoolLimits.ownsChunks) its memory is given back at once: the copy reads memory still in cache, and a
+   * body's chunks never pile up for a GC (docs/benchmarks.md). For bytes, already sniffed, that finish(true)
+   * will return, of a size announced.
+   */
+  fillSlab (capacity: number, freeChunks: boolean): void {
+    if (!this.inMemory || this.filling !== undefined || this.size > capacity || this.size < SNIFF_BYTES) return
+    const { bytes, release } = slabs.take(capacity)
+    this.releaseSlab = release
+    this.filling = { slab: bytes, freeChunks }
+    const held = this.chunks
+    this.chunks = []
+    copyChunks(bytes, held)
+    if (freeChunks) held.forEach(freeWhole)
+  }
+
+  /** Still filling a slab (fillSlab): `fill` takes the next chunks. */
+  get fillingSlab (): boolean {
+    return this.filling !== undefined
+  }
+
+  /** The next chunk onto the slab, at once (the caller has checked that it fits). */
+  fill (chunk: Buffer): void {
+    const { slab, freeChunks } = this.filling!
+    copyChunks(slab.subarray(this.size), [chunk])
+    this.size += chunk.length
+    // A body's head shares its buffer with the headers: freeWhole leaves it to the GC.
+    if (freeChunks) freeWhole(chunk)
+  }
+
+  /** Back to holding chunks: the bytes so far leave the slab as one chunk of their own. */
+  private stopFilling (): void {
+    if (this.filling === undefined) return
+    this.chunks = [Buffer.from(this.filling.slab.subarray(0, this.size))]
+    this.filling = undefined
+    this.releaseSlab?.()
+    this.releaseSlab = undefined
+  }
+
   async toFile (): Promise<void> {
     if (this.file !== undefined) return
+    this.stopFilling()
     const path = this.limits.tempDir.newFile()
     // 'wx': never follow or reuse an existing path.
     this.file = { path, handle: await open(path, 'wx', 0o600) }
@@ -69,6 +113,7 @@ export class Sink {
   /** From now on only count: drop what is held, and the temp file if one was begun. */
   async discard (): Promise<void> {
     this.discarding = true
+    this.stopFilling()
     this.chunks = []
     await this.removeFile()
     this.file = undefined
@@ -85,6 +130,8 @@ export class Sink {
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
+    if (this.filling !== undefined && onSlab) return { location: 'memory', bytes: this.filling.slab.subarray(0, this.size) }
+    this.stopFilling()
     // Else a buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat
     // may hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte
     // is written just below.

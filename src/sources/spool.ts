@@ -1,10 +1,11 @@
 // Takes a source stream into memory or a temp file while counting, hashing and sniffing it.
 // Refusals are as early as the bytes allow: unknown type after the first few KB, size as soon as it is passed.
-import { Readable } from 'node:stream'
+import { finished, Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import { SNIFF_BYTES, sniff, type Media } from '../../contract/sniff.ts'
 import type { JobSource } from '../../contract/types.ts'
 import { OFFLOAD_BYTES, StreamDigests, type RunDigestTask } from './digests.ts'
+import { discard } from './fetch-source.ts'
 import { Sink } from './sink.ts'
 import type { TempDir } from './temp-dir.ts'
 
@@ -35,7 +36,9 @@ export interface SpoolLimits {
   hashInJob?: boolean
   /**
    * The stream's chunks are views nothing else reads (a fetched body: undici slices its socket reads): once they
-   * are on a slab, the memory under them is given back at once rather than at a GC (sink.ts).
+   * are on a slab, the memory under them is given back at once rather than at a GC (sink.ts). With
+   * declaredBytes, the body is framed by it (its Content-Length): a photo bound for a slab goes onto it as it
+   * comes, and a byte more is refused.
    */
   ownsChunks?: boolean
 }
@@ -69,6 +72,12 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
   const sink = new Sink(limits)
   let sniffed = false
   let media: Media | undefined
+  // A fetched photo its job will hash, of an announced size: onto its slab as it comes (Sink.fillSlab), and
+  // hashed by nothing here.
+  const slabBytes = limits.ownsChunks === true && limits.hashInJob === true && algorithms.length === 1 &&
+    limits.declaredBytes !== undefined && limits.declaredBytes <= Math.min(OFFLOAD_BYTES, limits.memoryBytes, limits.maxBytes)
+    ? limits.declaredBytes
+    : undefined
   try {
     // A refusal leaves the stream as it is (not destroyed): destroying a request body destroys its socket, and
     // the client would see a reset instead of its answer (plugins/slow-clients.ts reads the rest, bounded).
@@ -84,6 +93,13 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
         [sniffed, media] = [true, await sniffOrRefuse(sink, limits)]
         // Bytes that are no media are wanted for their digests only: keeping them would be wasted I/O.
         if (media === undefined) await sink.discard()
+        else if (slabBytes !== undefined) sink.fillSlab(slabBytes, true)
+        if (sink.fillingSlab) {
+          digester.abort()
+          await chunks.return?.()
+          await restOntoSlab(stream, sink, slabBytes!, limits.signal)
+          break
+        }
       }
       // Bytes the sink no longer keeps whole are hashed as they come, not held for a hash at the end.
       if (!sink.inMemory) await digester.stopDeferring()
@@ -111,6 +127,38 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     await sink.dispose()
     throw err
   }
+}
+
+/**
+ * The rest of a fetched body onto its slab (Sink.fillSlab), each chunk as it comes, by 'data' events: none of
+ * the promises, ticks and reads per chunk of the async iterator (half the main thread's garbage per photo,
+ * docs/benchmarks.md). More than `capacity` bytes in all is refused. A body refused or cut is dropped: it is
+ * the fetch's own.
+ */
+function restOntoSlab (body: Readable, sink: Sink, capacity: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let done = false
+    const stop = (err?: unknown) => {
+      if (done) return
+      done = true
+      body.off('data', onData)
+      signal?.removeEventListener('abort', onAbort)
+      cleanup()
+      if (err === undefined) return resolve()
+      discard(body)
+      reject(err)
+    }
+    const onData = (chunk: Buffer) => {
+      if (sink.size + chunk.length > capacity) return stop(new errors.SourceFetchFailed(`the source sent more than the ${capacity} bytes it announced`))
+      sink.fill(chunk)
+    }
+    const onAbort = () => stop(signal!.reason)
+    const cleanup = finished(body, { writable: false }, err => stop(err ?? undefined))
+    if (signal?.aborted === true) return stop(signal.reason)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    body.on('data', onData)
+    body.resume()
+  })
 }
 
 /** The stream's next chunk, or the signal's reason thrown as soon as it aborts. */

@@ -1,9 +1,11 @@
 // Gathering a source on its slab (src/sources/slab-copy.ts, sink.ts): every byte where it belongs whatever the
-// chunks' alignment, nothing written past the slab's view, and the chunks of a fetched body given back at once.
+// chunks' alignment, nothing written past the slab's view, the chunks of a fetched body given back at once, and
+// a fetched body of announced size put on its slab as it comes (spool.ts restOntoSlab).
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
 import { test } from 'node:test'
 import { copyChunks } from '../../src/sources/slab-copy.ts'
+import { slabs } from '../../src/sources/slabs.ts'
 import { spool } from '../../src/sources/spool.ts'
 import { TempDir } from '../../src/sources/temp-dir.ts'
 import { media } from '../media.ts'
@@ -43,5 +45,48 @@ test('a fetched body (ownsChunks) gives its chunks\' memory back once on the sla
   assert.ok(other.ref.location === 'memory' && Buffer.from(other.ref.bytes).equals(photo))
   assert.deepEqual(kept.map(chunk => chunk.buffer.detached), [false, false], 'an upload\'s chunks are left as they are')
   await other.dispose()
+  await tempDir.destroy()
+})
+
+/** `photo` in owned chunks of about `size` bytes, one at a time: each records whether the one before was freed by then. */
+function pulledOneByOne (photo: Buffer, size: number) {
+  const chunks: Array<Buffer<ArrayBuffer>> = []
+  for (let at = 0; at < photo.length; at += size) chunks.push(Buffer.from(new Uint8Array(photo.subarray(at, at + size)).buffer))
+  const freedBeforeNext: boolean[] = []
+  // Byte mode with no read-ahead: a chunk is made only once the one before has been taken.
+  const stream = Readable.from((function * () {
+    for (const [i, chunk] of chunks.entries()) {
+      if (i > 0) freedBeforeNext.push(chunks[i - 1]!.buffer.detached)
+      yield chunk
+    }
+  })(), { objectMode: false, highWaterMark: 0 })
+  return { chunks, stream, freedBeforeNext }
+}
+
+test('a fetched photo of announced size goes onto its slab as it comes, each chunk freed before the next is read', async (t) => {
+  const photo = await media('jpeg')
+  const tempDir = await TempDir.create(tempFolder('thumbd-slab-fill-', t))
+  const limits = { maxBytes: 1 << 20, memoryBytes: 1 << 20, tempDir, hashInJob: true, ownsChunks: true }
+  const { chunks, stream, freedBeforeNext } = pulledOneByOne(photo, 5000)
+  assert.ok(chunks.length >= 4, 'several chunks')
+  const taken = await spool(stream, { ...limits, declaredBytes: photo.length })
+  assert.ok(taken.ref.location === 'memory' && Buffer.from(taken.ref.bytes).equals(photo), 'the bytes are whole on the slab')
+  assert.ok(taken.ref.location === 'memory' && taken.ref.bytes.buffer instanceof SharedArrayBuffer)
+  // The first is the sniffed one, copied when the slab is taken: from the second on, each goes as it comes.
+  assert.deepEqual(freedBeforeNext.slice(1), freedBeforeNext.slice(1).map(() => true), 'freed as it came, not at the end')
+  assert.deepEqual(chunks.map(chunk => chunk.buffer.detached), chunks.map(() => true))
+  await taken.dispose()
+  await tempDir.destroy()
+})
+
+test('a fetched body longer than it announced is refused with SOURCE_FETCH_FAILED, and its slab is given back', async (t) => {
+  const photo = await media('jpeg')
+  const tempDir = await TempDir.create(tempFolder('thumbd-slab-fill-', t))
+  const before = slabs.slabsInUse
+  const { stream } = pulledOneByOne(photo, 5000)
+  await assert.rejects(spool(stream, { maxBytes: 1 << 20, memoryBytes: 1 << 20, tempDir, hashInJob: true, ownsChunks: true, declaredBytes: photo.length - 1 }),
+    (err: { code?: string }) => err.code === 'THUMBD_SOURCE_FETCH_FAILED')
+  assert.equal(slabs.slabsInUse, before)
+  assert.ok(stream.destroyed, 'the body is dropped')
   await tempDir.destroy()
 })
