@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import { parseContentRange } from './byte-ranges.ts'
-import { discard, expectRange, type FetchedBody, type RangeHeaders } from './fetch-source.ts'
+import { contentLength, discard, expectRange, type FetchedBody, type RangeHeaders } from './fetch-source.ts'
 import type { RangeReader } from './range-reader.ts'
 import { peek, type SpooledSource } from './spool.ts'
 import { SNIFF_BYTES, sniff } from '../../contract/sniff.ts'
@@ -64,8 +64,9 @@ export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal,
     discard(body)
     throw new errors.PayloadTooLarge(`the source declares more than ${context.maxSourceBytes} bytes (MAX_SOURCE_BYTES)`)
   }
-  // The whole file in this answer: its body as a 200's would be, framed by its Content-Length when not peeked.
-  if (range.end === range.size - 1) return context.spool(body, framed ? range.size : undefined)
+  // The whole file in this answer: its body as a 200's would be. Framed (undici ends it there) only by a
+  // Content-Length that agrees with the range: a chunked 206, or one whose lengths disagree, is read as it comes.
+  if (range.end === range.size - 1) return context.spool(body, framed && contentLength(fetched.headers) === range.size ? range.size : undefined)
   async function * pieces () {
     yield * body
     for (let at = range!.end + 1, asked = 0; at < range!.size; asked++) {

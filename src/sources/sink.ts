@@ -27,8 +27,12 @@ export class Sink {
   private discarding = false
   /** Gives back the slab the bytes were gathered on, if they were. */
   private releaseSlab: Release | undefined
-  /** The slab the bytes are copied onto as they come (fillSlab), and whether their chunks are then freed. */
-  private filling: { slab: Uint8Array, freeChunks: boolean } | undefined
+  /**
+   * The slab the bytes are copied onto as they come (fillSlab), whether their chunks are then freed, and the last
+   * chunk copied, freed only when the next one comes or at the end: 'data' is emitted inside undici's parser,
+   * which still reads the buffer under the chunk it has just pushed.
+   */
+  private filling: { slab: Uint8Array, freeChunks: boolean, last?: Buffer } | undefined
 
   constructor (limits: SinkLimits) {
     this.limits = limits
@@ -78,11 +82,13 @@ export class Sink {
 
   /** The next chunk onto the slab, at once (the caller has checked that it fits). */
   fill (chunk: Buffer): void {
-    const { slab, freeChunks } = this.filling!
-    copyChunks(slab.subarray(this.size), [chunk])
+    const filling = this.filling!
+    copyChunks(filling.slab.subarray(this.size), [chunk])
     this.size += chunk.length
+    if (!filling.freeChunks) return
     // A body's head shares its buffer with the headers: freeWhole leaves it to the GC.
-    if (freeChunks) freeWhole(chunk)
+    if (filling.last !== undefined) freeWhole(filling.last)
+    filling.last = chunk
   }
 
   /** Back to holding chunks: the bytes so far leave the slab as one chunk of their own. */
@@ -130,7 +136,12 @@ export class Sink {
       await this.file.handle.close()
       return { location: 'file', path: this.file.path }
     }
-    if (this.filling !== undefined && onSlab) return { location: 'memory', bytes: this.filling.slab.subarray(0, this.size) }
+    if (this.filling !== undefined && onSlab) {
+      // The body has ended: its parser is done with the last chunk too.
+      if (this.filling.last !== undefined) freeWhole(this.filling.last)
+      this.filling.last = undefined
+      return { location: 'memory', bytes: this.filling.slab.subarray(0, this.size) }
+    }
     this.stopFilling()
     // Else a buffer that owns its whole ArrayBuffer, so it can move to a thread without a copy (Buffer.concat
     // may hand out a slice of Node's shared pool, which must never be transferred); not zero-filled: every byte

@@ -10,12 +10,12 @@ import type { RangeReader } from '../../src/sources/range-reader.ts'
 import type { SpooledSource } from '../../src/sources/spool.ts'
 import { media } from '../media.ts'
 
-/** A 206 carrying the whole of `bytes`, as nginx, S3 or a CDN answers "bytes=0-". */
-const wholeAnswer = (bytes: Buffer): FetchedBody => ({
+/** A 206 carrying the whole of `bytes`, as nginx, S3 or a CDN answers "bytes=0-"; `length`: its Content-Length (null: none). */
+const wholeAnswer = (bytes: Buffer, length: number | null = bytes.length): FetchedBody => ({
   body: Readable.from([bytes.subarray(0, 5000), bytes.subarray(5000)], { objectMode: false }),
   url: new URL('http://origin.test/photo.jpg'),
   statusCode: 206,
-  headers: { 'content-range': `bytes 0-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length) }
+  headers: { 'content-range': `bytes 0-${bytes.length - 1}/${bytes.length}`, ...(length === null ? {} : { 'content-length': String(length) }) }
 })
 
 // An image never stays remote: the reader must not be asked.
@@ -50,6 +50,17 @@ test('a whole 206 too small to stay remote is spooled from the fetched body itse
   assert.equal(calls[0]!.stream, fetched.body, 'the body undici gave, not a stream wrapped around it')
   assert.equal(calls[0]!.framedBytes, photo.length)
   assert.ok(calls[0]!.bytes.equals(photo))
+})
+
+test('a whole 206 without a Content-Length (chunked), or with one that disagrees with its range, is not framed', async () => {
+  const photo = await media('jpeg')
+  for (const length of [null, photo.length + 1000, photo.length - 1]) {
+    const fetched = wholeAnswer(photo, length)
+    const { context, calls } = contextSpooling(photo.length + 1)
+    await fromFirstRange(fetched, new AbortController().signal, context)
+    assert.equal(calls.length, 1)
+    assert.equal(calls[0]!.framedBytes, undefined, `Content-Length ${length}`)
+  }
 })
 
 test('a whole 206 large enough to stay remote is sniffed first; an image is then spooled whole, unframed', async () => {

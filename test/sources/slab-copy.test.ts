@@ -48,33 +48,43 @@ test('a fetched body (ownsChunks) gives its chunks\' memory back once on the sla
   await tempDir.destroy()
 })
 
-/** `photo` in owned chunks of about `size` bytes, one at a time: each records whether the one before was freed by then. */
-function pulledOneByOne (photo: Buffer, size: number) {
+/**
+ * `photo` in owned chunks of `size` bytes, pushed as undici pushes a body: one per socket read, and the buffer
+ * under a chunk still read by its parser right after the push returns. Each records whether it was still whole
+ * then, and whether the one before had been freed by the time it was pushed.
+ */
+function pushedLikeUndici (photo: Buffer, size: number) {
   const chunks: Array<Buffer<ArrayBuffer>> = []
   for (let at = 0; at < photo.length; at += size) chunks.push(Buffer.from(new Uint8Array(photo.subarray(at, at + size)).buffer))
-  const freedBeforeNext: boolean[] = []
-  // Byte mode with no read-ahead: a chunk is made only once the one before has been taken.
-  const stream = Readable.from((function * () {
+  const wholeAfterPush: boolean[] = []
+  const freedByNext: boolean[] = []
+  const stream = new Readable({ read () {} })
+  const pushed = (async () => {
     for (const [i, chunk] of chunks.entries()) {
-      if (i > 0) freedBeforeNext.push(chunks[i - 1]!.buffer.detached)
-      yield chunk
+      if (stream.destroyed) return
+      stream.push(chunk)
+      wholeAfterPush.push(!chunk.buffer.detached)
+      if (i > 0) freedByNext.push(chunks[i - 1]!.buffer.detached)
+      await new Promise(resolve => setImmediate(resolve))
     }
-  })(), { objectMode: false, highWaterMark: 0 })
-  return { chunks, stream, freedBeforeNext }
+    stream.push(null)
+  })()
+  return { chunks, stream, wholeAfterPush, freedByNext, pushed }
 }
 
-test('a fetched photo of announced size goes onto its slab as it comes, each chunk freed before the next is read', async (t) => {
+test('a fetched photo of announced size goes onto its slab as it comes: each chunk freed once the next comes, never under its parser', async (t) => {
   const photo = await media('jpeg')
   const tempDir = await TempDir.create(tempFolder('thumbd-slab-fill-', t))
   const limits = { maxBytes: 1 << 20, memoryBytes: 1 << 20, tempDir, hashInJob: true, ownsChunks: true }
-  const { chunks, stream, freedBeforeNext } = pulledOneByOne(photo, 5000)
+  const { chunks, stream, wholeAfterPush, freedByNext, pushed } = pushedLikeUndici(photo, 5000)
   assert.ok(chunks.length >= 4, 'several chunks')
   const taken = await spool(stream, { ...limits, declaredBytes: photo.length })
+  await pushed
   assert.ok(taken.ref.location === 'memory' && Buffer.from(taken.ref.bytes).equals(photo), 'the bytes are whole on the slab')
   assert.ok(taken.ref.location === 'memory' && taken.ref.bytes.buffer instanceof SharedArrayBuffer)
-  // The first is the sniffed one, copied when the slab is taken: from the second on, each goes as it comes.
-  assert.deepEqual(freedBeforeNext.slice(1), freedBeforeNext.slice(1).map(() => true), 'freed as it came, not at the end')
-  assert.deepEqual(chunks.map(chunk => chunk.buffer.detached), chunks.map(() => true))
+  assert.deepEqual(wholeAfterPush, chunks.map(() => true), 'no chunk freed while its pusher still reads it')
+  assert.deepEqual(freedByNext, freedByNext.map(() => true), 'freed as they came, not at the end')
+  assert.deepEqual(chunks.map(chunk => chunk.buffer.detached), chunks.map(() => true), 'the last one too, once the body ended')
   await taken.dispose()
   await tempDir.destroy()
 })
@@ -83,10 +93,11 @@ test('a fetched body longer than it announced is refused with SOURCE_FETCH_FAILE
   const photo = await media('jpeg')
   const tempDir = await TempDir.create(tempFolder('thumbd-slab-fill-', t))
   const before = slabs.slabsInUse
-  const { stream } = pulledOneByOne(photo, 5000)
+  const { stream, pushed } = pushedLikeUndici(photo, 5000)
   await assert.rejects(spool(stream, { maxBytes: 1 << 20, memoryBytes: 1 << 20, tempDir, hashInJob: true, ownsChunks: true, declaredBytes: photo.length - 1 }),
     (err: { code?: string }) => err.code === 'THUMBD_SOURCE_FETCH_FAILED')
   assert.equal(slabs.slabsInUse, before)
   assert.ok(stream.destroyed, 'the body is dropped')
+  await pushed
   await tempDir.destroy()
 })
