@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs, from Debian/Ubuntu's packages, what thumbd needs from the OS when it is missing: ffmpeg (with
 # ffprobe) for video, a C compiler and libheif, with which npm ci builds native/ (the ffmpeg zygote, the decoder
-# sandbox, the HEIF decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc and Chromium. thumbd never downloads ffmpeg itself.
+# sandbox, the HEIF decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc, openssl and Chromium. thumbd never downloads ffmpeg itself.
 set -eu
 packages=""
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then packages="ffmpeg"; fi
@@ -17,6 +17,8 @@ if ! ldconfig -p 2>/dev/null | grep -q 'liblcms2\.so\.2'; then packages="$packag
 if ! ldconfig -p 2>/dev/null | grep -q 'libwebp\.so\.7'; then packages="$packages libwebp7"; fi
 # jpegtran makes the tests' arithmetic-coded JPEG.
 if ! command -v jpegtran >/dev/null 2>&1; then packages="$packages libjpeg-turbo-progs"; fi
+# openssl makes the tests' self-signed certificate for an HTTPS origin.
+if ! command -v openssl >/dev/null 2>&1; then packages="$packages openssl"; fi
 # The tests open docs/examples/img-tags.html in a real browser.
 if ! command -v chromium >/dev/null 2>&1; then packages="$packages chromium"; fi
 if [ -z "$packages" ]; then
