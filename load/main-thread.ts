@@ -1,16 +1,19 @@
 // node load/main-thread.ts PHOTO [--width N] [--connections N] [--duration S] [--rounds N] [--route url|upload|get]
-// [--cpu-prof DIR] [--stand-in]: the CPU thumbd's main thread spends per request, by route (the photo by URL
+// [--cpu-prof DIR] [--stand-in] [--https]: the CPU thumbd's main thread spends per request, by route (the photo by URL
 // from a loopback origin, as an upload, and by imgproxy's signed GET URL), against what the rest of its process
 // tree spends (the pool, libvips' threads, the digest thread, V8's helper, libuv), and from the two how many
 // pool cores one event loop can feed. Thread CPU from /proc/PID/task/*/stat. With --cpu-prof the server writes
 // V8 CPU profiles of its threads into DIR (the main thread's is the largest). With --stand-in the pool answers
 // each job with the real job's first answer (load/shapes/stand-in-jobs.ts), so the main thread alone sets the
 // pace (32 connections unless told): its CPU per request at the rates a host with many cores would ask of it,
-// and how busy it was (1.0 = one core).
+// and how busy it was (1.0 = one core). With --https the origin serves HTTPS (a self-signed certificate made by
+// openssl, trusted by thumbd through NODE_EXTRA_CA_CERTS): the main thread then also decrypts every photo.
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { basename, dirname } from 'node:path'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { fire, type CannonOptions } from './cannon.ts'
@@ -27,6 +30,7 @@ const { values: flags, positionals } = parseArgs({
     rounds: { type: 'string', default: '2' },
     route: { type: 'string' },
     'stand-in': { type: 'boolean', default: false },
+    https: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' }
   }
 })
@@ -53,12 +57,22 @@ function cpu (pid: number): { main: number, kernel: number, tree: number } {
 
 await warmCompileCache()
 const photo = await readFile(photoPath)
-const statics = await startStaticServer(dirname(photoPath))
+/** A self-signed certificate for 127.0.0.1, in a folder removed at exit. */
+function selfSigned (): { key: Buffer, cert: Buffer, certPath: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'thumbd-bench-tls-'))
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const [keyPath, certPath] = [join(dir, 'key.pem'), join(dir, 'cert.pem')]
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' })
+  return { key: readFileSync(keyPath), cert: readFileSync(certPath), certPath }
+}
+const tls = flags.https ? selfSigned() : undefined
+const statics = await startStaticServer(dirname(photoPath), { tls })
 const [key, salt] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
 // Room for every connection's fetch at once: past MAX_CONCURRENT_FETCHES (16) a URL request is refused 503,
 // and the refusals' CPU would be counted against the photos (at 32 connections a third of them were 503s).
 const fetches = String(Math.max(16, connections))
-const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, MAX_CONCURRENT_FETCHES: fetches, ...profile }, standIn ? STAND_IN_ENTRY : undefined)
+const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, MAX_CONCURRENT_FETCHES: fetches, ...(tls === undefined ? {} : { NODE_EXTRA_CA_CERTS: tls.certPath }), ...profile }, standIn ? STAND_IN_ENTRY : undefined)
 const auth = { authorization: `Bearer ${thumbd.apiKey}` }
 const source = `${statics.base}/${encodeURIComponent(basename(photoPath))}`
 const routes: Record<string, () => Omit<CannonOptions, 'connections' | 'durationSeconds'>> = {

@@ -6,16 +6,18 @@
 // answer it: photos by URL then take the path they take from those origins. ORIGIN_RANGES=0 answers 200.
 import { createReadStream } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 
 const CACHED_BYTES = 64 * 2 ** 20
 const honourRanges = process.env.ORIGIN_RANGES !== '0'
 
-export async function startStaticServer (dir: string): Promise<{ base: string, close: () => Promise<void> }> {
+/** `tls`: serve HTTPS with this key and certificate (most real origins are HTTPS). */
+export async function startStaticServer (dir: string, { tls }: { tls?: { key: Buffer, cert: Buffer } } = {}): Promise<{ base: string, close: () => Promise<void> }> {
   const cache = new Map<string, Buffer>()
-  const server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const name = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).replace(/^\/+/, '')
     if (name.includes('/') || name.startsWith('.')) return res.writeHead(404).end()
     const path = join(dir, name)
@@ -30,11 +32,12 @@ export async function startStaticServer (dir: string): Promise<{ base: string, c
     const cached = cache.get(key) ?? await readFile(path)
     cache.set(key, cached)
     res.end(cached)
-  })
+  }
+  const server = tls === undefined ? createServer(serve) : createTlsServer(tls, serve)
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    base: `http://127.0.0.1:${port}`,
+    base: `${tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
     close: () => new Promise(resolve => { server.closeAllConnections(); server.close(() => resolve()) })
   }
 }
