@@ -2,7 +2,7 @@
 // width its URL asks for, and the animated ones really move: screenshots taken at different times differ in
 // their boxes (one page load, screenshots over the DevTools protocol), while the still first frame (da:1) stays.
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -33,7 +33,11 @@ test('the animations page: every image decodes in headless Chromium, and the GIF
   const page = readFileSync(PAGE, 'utf8').replaceAll('http://localhost:3000', thumbd).replaceAll('http://127.0.0.1:8081', files.base)
   writeFileSync(join(dir, 'page.html'), page)
   const chromium = await openPage(`file://${join(dir, 'page.html')}`, { profile: join(dir, 'profile') })
-  t.after(() => chromium.close())
+  // Its profile goes only once it has exited: a Chromium still shutting down writes it again.
+  t.after(async () => {
+    await chromium.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
 
   let decoded: unknown
   for (const started = Date.now(); decoded === undefined && Date.now() - started < 30_000; await sleep(200)) {

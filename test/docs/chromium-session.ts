@@ -2,12 +2,14 @@
 // moments of one page load. Chromium's --screenshot takes one per load, and its --timeout runs on a clock that
 // image animations do not always follow; captureScreenshot paints the page as it is now.
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface ChromiumPage {
   evaluate (expression: string): Promise<unknown>
   screenshot (): Promise<Buffer>
-  close (): void
+  /** Resolves once Chromium has exited: until then it may still write to its profile. */
+  close (): Promise<void>
 }
 
 export async function openPage (url: string, { profile, windowSize = '1400,700' }: { profile: string, windowSize?: string }): Promise<ChromiumPage> {
@@ -43,6 +45,12 @@ export async function openPage (url: string, { profile, windowSize = '1400,700' 
   return {
     evaluate: async (expression) => (await call('Runtime.evaluate', { expression, returnByValue: true })).result?.value,
     screenshot: async () => Buffer.from((await call('Page.captureScreenshot')).data as string, 'base64'),
-    close: () => { ws.close(); child.kill() }
+    close: async () => {
+      ws.close()
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = once(child, 'exit')
+      child.kill()
+      await exited
+    }
   }
 }
