@@ -3,6 +3,8 @@
 // thumbnails to keep one event loop busy, and a main thread that wakes for 80 photos a second pays, per photo,
 // for waking cold (caches, scheduling) what a busy one shares: this shape measures the main thread at the
 // rates a host with many more cores would ask of it (`node load/main-thread.ts --stand-in`). For measuring only.
+// First, as src/server.ts imports it: the product's V8 flags, or the main thread measured is not the product's.
+import '../../src/v8-flags.ts'
 import { buildApp } from '../../src/app.ts'
 import { applyRuntimeDefaults, loadConfig } from '../../src/config.ts'
 
