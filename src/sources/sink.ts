@@ -11,7 +11,7 @@ import type { SpooledSource, SpoolLimits } from './spool.ts'
 /** Disk writes are batched to about this size. */
 const WRITE_BATCH_BYTES = 1 << 20
 
-type SinkLimits = Pick<SpoolLimits, 'memoryBytes' | 'tempDir'>
+type SinkLimits = Pick<SpoolLimits, 'memoryBytes' | 'tempDir' | 'ownsChunks'>
 
 /** Collects chunks in memory and moves them to a temp file once they pass the memory threshold. */
 export class Sink {
@@ -28,11 +28,11 @@ export class Sink {
   /** Gives back the slab the bytes were gathered on, if they were. */
   private releaseSlab: Release | undefined
   /**
-   * The slab the bytes are copied onto as they come (fillSlab), whether their chunks are then freed, and the last
-   * chunk copied, freed only when the next one comes or at the end: 'data' is emitted inside undici's parser,
-   * which still reads the buffer under the chunk it has just pushed.
+   * The slab the bytes are copied onto as they come (fillSlab), and the last chunk copied, freed (ownsChunks)
+   * only when the next one comes or at the end: 'data' is emitted inside undici's parser, which still reads the
+   * buffer under the chunk it has just pushed.
    */
-  private filling: { slab: Uint8Array, freeChunks: boolean, last?: Buffer } | undefined
+  private filling: { slab: Uint8Array, last?: Buffer } | undefined
 
   constructor (limits: SinkLimits) {
     this.limits = limits
@@ -59,25 +59,21 @@ export class Sink {
   }
 
   /**
-   * From now on each chunk goes onto a slab of `capacity` bytes as it comes (fill), and with `freeChunks`
-   * (SpoolLimits.ownsChunks) its memory is given back at once: the copy reads memory still in cache, and a
-   * body's chunks never pile up for a GC (docs/benchmarks.md). For bytes, already sniffed, that finish(true)
-   * will return, of a size announced.
+   * From now on each chunk goes onto a slab of `capacity` bytes as it comes (fill), and with ownsChunks its
+   * memory is given back at once: the copy reads memory still in cache, and a body's chunks never pile up for a
+   * GC (docs/benchmarks.md). For bytes, already sniffed, that finish(true) will return, of a size announced.
+   * False, and nothing changes, where the bytes cannot go on it (in a file, past it, not yet sniffed).
    */
-  fillSlab (capacity: number, freeChunks: boolean): void {
-    if (!this.inMemory || this.filling !== undefined || this.size > capacity || this.size < SNIFF_BYTES) return
+  fillSlab (capacity: number): boolean {
+    if (!this.inMemory || this.filling !== undefined || this.size > capacity || this.size < SNIFF_BYTES) return false
     const { bytes, release } = slabs.take(capacity)
     this.releaseSlab = release
-    this.filling = { slab: bytes, freeChunks }
+    this.filling = { slab: bytes }
     const held = this.chunks
     this.chunks = []
     copyChunks(bytes, held)
-    if (freeChunks) held.forEach(freeWhole)
-  }
-
-  /** Still filling a slab (fillSlab): `fill` takes the next chunks. */
-  get fillingSlab (): boolean {
-    return this.filling !== undefined
+    if (this.limits.ownsChunks === true) held.forEach(freeWhole)
+    return true
   }
 
   /** The next chunk onto the slab, at once (the caller has checked that it fits). */
@@ -85,7 +81,7 @@ export class Sink {
     const filling = this.filling!
     copyChunks(filling.slab.subarray(this.size), [chunk])
     this.size += chunk.length
-    if (!filling.freeChunks) return
+    if (this.limits.ownsChunks !== true) return
     // A body's head shares its buffer with the headers: freeWhole leaves it to the GC.
     if (filling.last !== undefined) freeWhole(filling.last)
     filling.last = chunk
@@ -127,9 +123,9 @@ export class Sink {
 
   /**
    * `onSlab`: bytes kept in memory go on a reused slab (slabs.ts), given back when the source is disposed; with
-   * `freeChunks` (SpoolLimits.ownsChunks) their chunks' memory then goes at once.
+   * ownsChunks their chunks' memory then goes at once.
    */
-  async finish (onSlab: boolean, freeChunks = false): Promise<SpooledSource['ref']> {
+  async finish (onSlab: boolean): Promise<SpooledSource['ref']> {
     if (this.discarding) return { location: 'discarded' }
     if (this.file !== undefined) {
       await this.flush()
@@ -151,7 +147,7 @@ export class Sink {
     else bytes = new Uint8Array(Buffer.allocUnsafeSlow(this.size).buffer, 0, this.size)
     copyChunks(bytes, this.chunks)
     // A body's head shares its buffer with the headers: freeWhole leaves it to the GC.
-    if (onSlab && freeChunks) this.chunks.forEach(freeWhole)
+    if (onSlab && this.limits.ownsChunks === true) this.chunks.forEach(freeWhole)
     this.chunks = []
     return { location: 'memory', bytes }
   }

@@ -72,9 +72,11 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
   const sink = new Sink(limits)
   let sniffed = false
   let media: Media | undefined
+  // The bytes' one digest is its job's to make, if they end in memory (hashInJob, SHA-256 alone).
+  const jobHashes = limits.hashInJob === true && algorithms.length === 1
   // A fetched photo its job will hash, of an announced size: onto its slab as it comes (Sink.fillSlab), and
   // hashed by nothing here.
-  const slabBytes = limits.ownsChunks === true && limits.hashInJob === true && algorithms.length === 1 &&
+  const slabBytes = limits.ownsChunks === true && jobHashes &&
     limits.declaredBytes !== undefined && limits.declaredBytes <= Math.min(OFFLOAD_BYTES, limits.memoryBytes, limits.maxBytes)
     ? limits.declaredBytes
     : undefined
@@ -93,11 +95,10 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
         [sniffed, media] = [true, await sniffOrRefuse(sink, limits)]
         // Bytes that are no media are wanted for their digests only: keeping them would be wasted I/O.
         if (media === undefined) await sink.discard()
-        else if (slabBytes !== undefined) sink.fillSlab(slabBytes, true)
-        if (sink.fillingSlab) {
+        else if (slabBytes !== undefined && sink.fillSlab(slabBytes)) {
           digester.abort()
           await chunks.return?.()
-          await restOntoSlab(stream, sink, slabBytes!, limits.signal)
+          await restOntoSlab(stream, sink, slabBytes, limits.signal)
           break
         }
       }
@@ -107,8 +108,8 @@ export async function spool (stream: Readable, limits: SpoolLimits): Promise<Spo
     if (!sniffed) media = await sniffOrRefuse(sink, limits)
     // Its job hashes it, and nothing but its job reads it: on a slab (slabs.ts). (Past OFFLOAD_BYTES the digest
     // thread hashes it, as any large source.)
-    const hashedByJob = limits.hashInJob === true && algorithms.length === 1 && sink.size <= OFFLOAD_BYTES
-    let ref = await sink.finish(hashedByJob, limits.ownsChunks === true)
+    const hashedByJob = jobHashes && sink.size <= OFFLOAD_BYTES
+    let ref = await sink.finish(hashedByJob)
     let digests: SpooledSource['digests']
     if (ref.location === 'memory' && hashedByJob) {
       // The chunks held for a hash at the end are dropped unread.
