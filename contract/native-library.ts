@@ -20,3 +20,9 @@ export function boundOnce<T> (bind: () => T): () => T | undefined {
     return bound ?? undefined
   }
 }
+
+/** A copy, as a Buffer, of the `bytes` bytes a native call wrote at `pointer` (which stays the caller's to free). */
+export function copyOut (pointer: unknown, bytes: number): Buffer {
+  const copy = koffi().decode(pointer, 'uint8_t', bytes) as Uint8Array
+  return Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength)
+}

@@ -8,7 +8,7 @@ import { lossyOptions } from './image-encode.ts'
 import type { TurboDecoded } from './jpeg-decode.ts'
 import type { ResizeArgs } from './jpeg-scale.ts'
 import { turbojpeg } from './jpeg-turbo.ts'
-import { boundOnce, koffi } from '../contract/native-library.ts'
+import { boundOnce, copyOut, koffi } from '../contract/native-library.ts'
 import type { ImageOptions, ImageResult } from '../contract/types.ts'
 
 let encodes = 0
@@ -69,8 +69,7 @@ const libwebp = boundOnce(() => {
     const size = Number(encodeRgb(pixels, width, height, width * 3, quality, out))
     try {
       if (size === 0) throw new Error('libwebp: WebPEncodeRGB failed')
-      const copy = koffi().decode(out[0], 'uint8_t', size) as Uint8Array
-      return Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength)
+      return copyOut(out[0], size)
     } finally {
       if (out[0] !== null) free(out[0])
     }

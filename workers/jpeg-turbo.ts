@@ -2,7 +2,7 @@
 // scaled IDCT straight into a buffer, without libvips' per-scanline work (docs/benchmarks.md, camera photos).
 // The TurboJPEG 2 API, which libturbojpeg 2.1 (Debian 12) and 3.x both export. Loaded once per thread; a host
 // without the library (or without koffi's prebuilt binary) gets undefined, and images go through sharp.
-import { boundOnce, koffi } from '../contract/native-library.ts'
+import { boundOnce, copyOut, koffi } from '../contract/native-library.ts'
 
 // TurboJPEG 2 constants (turbojpeg.h).
 const TJPF_RGB = 0
@@ -95,10 +95,8 @@ function bind (): TurboJpeg {
     const size = [0]
     // Freed whether the encode succeeded or not: a failing tjCompress2 may have allocated it already.
     try {
-      return withHandle('encode', handle => compress(handle, pixels, width, 0, height, TJPF_RGB, out, size, chroma === '4:4:4' ? TJSAMP_444 : TJSAMP_420, quality, TJFLAG_ACCURATEDCT), () => {
-        const copy = koffi().decode(out[0], 'uint8_t', size[0]!) as Uint8Array
-        return withoutJfif(Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength))
-      }, initCompress)
+      return withHandle('encode', handle => compress(handle, pixels, width, 0, height, TJPF_RGB, out, size, chroma === '4:4:4' ? TJSAMP_444 : TJSAMP_420, quality, TJFLAG_ACCURATEDCT),
+        () => withoutJfif(copyOut(out[0], size[0]!)), initCompress)
     } finally {
       if (out[0] !== null) free(out[0])
     }
