@@ -8,7 +8,6 @@
 // pace (32 connections unless told): its CPU per request at the rates a host with many cores would ask of it,
 // and how busy it was (1.0 = one core). With --https the origin serves HTTPS (a self-signed certificate made by
 // openssl, trusted by thumbd through NODE_EXTRA_CA_CERTS): the main thread then also decrypts every photo.
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -18,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { fire, type CannonOptions } from './cannon.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
+import { selfSignedCertificate } from './self-signed.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 
@@ -57,16 +57,13 @@ function cpu (pid: number): { main: number, kernel: number, tree: number } {
 
 await warmCompileCache()
 const photo = await readFile(photoPath)
-/** A self-signed certificate for 127.0.0.1, in a folder removed at exit. */
-function selfSigned (): { key: Buffer, cert: Buffer, certPath: string } {
+/** A folder removed at exit. */
+function scratch (): string {
   const dir = mkdtempSync(join(tmpdir(), 'thumbd-bench-tls-'))
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
-  const [keyPath, certPath] = [join(dir, 'key.pem'), join(dir, 'cert.pem')]
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' })
-  return { key: readFileSync(keyPath), cert: readFileSync(certPath), certPath }
+  return dir
 }
-const tls = flags.https ? selfSigned() : undefined
+const tls = flags.https ? selfSignedCertificate(scratch()) : undefined
 const statics = await startStaticServer(dirname(photoPath), { tls })
 const [key, salt] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
 // Room for every connection's fetch at once: past MAX_CONCURRENT_FETCHES (16) a URL request is refused 503,

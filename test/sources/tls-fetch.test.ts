@@ -3,30 +3,24 @@
 // land whole, every chunk's memory must go, and the keep-alive connections must be reused as they are when
 // nothing is freed (a chunk freed under undici's parser cost the connection, see slab-copy.test.ts).
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { promisify } from 'node:util'
 import { Agent, request } from 'undici'
 import { contentLength } from '../../src/sources/fetch-source.ts'
 import { slabs } from '../../src/sources/slabs.ts'
 import { spool } from '../../src/sources/spool.ts'
 import { TempDir } from '../../src/sources/temp-dir.ts'
+import { selfSignedCertificate } from '../../load/self-signed.ts'
 import { media } from '../media.ts'
 import { tempFolder } from '../temp-folder.ts'
 
-const run = promisify(execFile)
-
 test('photos from an HTTPS origin go onto their slab whole, every chunk freed, keep-alive connections reused as without freeing', async (t) => {
   const dir = tempFolder('thumbd-tls-', t)
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')])
+  const { key, cert } = selfSignedCertificate(dir)
   const photo = await media('jpeg-large')
   let connections = 0
-  const origin = createServer({ key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) }, (req, res) => {
+  const origin = createServer({ key, cert }, (req, res) => {
     // A 206 of the whole file to "bytes=0-", as thumbd's first request gets from nginx or S3; else a 200.
     const ranged = req.headers.range === 'bytes=0-'
     res.writeHead(ranged ? 206 : 200, { 'content-length': photo.length, ...(ranged ? { 'content-range': `bytes 0-${photo.length - 1}/${photo.length}` } : {}) })
