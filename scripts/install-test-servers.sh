@@ -4,7 +4,8 @@
 # the Azure Storage emulator, is an npm devDependency and comes with `npm ci`. Idempotent: a binary already
 # built for its version is kept, so a second run takes milliseconds. Binaries go to
 # ${THUMBD_TEST_SERVERS:-~/.cache/thumbd/test-servers}/<name>-<version>/ (test/stores/servers.ts looks there).
-# Needs Go (1.25 or newer); without it, says so and exits non-zero only when CI is set.
+# Needs Go (Debian's golang-go is installed if missing; go fetches the newer toolchain the servers need). Without
+# Go, says so and exits non-zero only when CI is set.
 set -eu
 
 VERSITYGW_VERSION=v1.8.0
@@ -23,6 +24,13 @@ install_go_tool () { # name module version
   mv "$target.tmp" "$target"
 }
 
+if ! command -v go >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || command -v sudo >/dev/null 2>&1; }; then
+  # Debian's Go may be older than the servers need: go install then fetches the toolchain their go.mod names
+  # (GOTOOLCHAIN=auto, from the Go module proxy).
+  as_root=""
+  [ "$(id -u)" = 0 ] || as_root="sudo"
+  DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends golang-go >/dev/null || true
+fi
 if ! command -v go >/dev/null 2>&1; then
   echo "thumbd: Go is not installed, so the S3 and GCS test servers cannot be built (the store tests will skip them outside CI)" >&2
   [ -z "${CI:-}" ] || exit 1

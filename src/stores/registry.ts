@@ -19,8 +19,9 @@ export interface Stores {
 async function load (scheme: StoreScheme, settings: StoreSettings): Promise<ObjectStore> {
   const timeoutMs = settings.timeoutMs
   switch (scheme) {
-    // s3, gs, abs: their stores come next (this commit gives the local store and the registry's shape).
-    case 's3': case 'gs': case 'abs': throw new errors.SourceFetchFailed(`${scheme}:// is not built yet (${timeoutMs})`)
+    case 's3': return (await import('./s3/s3-store.ts')).createS3Store(settings.s3!, timeoutMs)
+    // gs, abs: their stores come next.
+    case 'gs': case 'abs': throw new errors.SourceFetchFailed(`${scheme}:// is not built yet`)
     case 'local': return (await import('./local/local-store.ts')).createLocalStore(settings.local!)
   }
 }
