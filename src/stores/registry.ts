@@ -20,8 +20,8 @@ async function load (scheme: StoreScheme, settings: StoreSettings): Promise<Obje
   const timeoutMs = settings.timeoutMs
   switch (scheme) {
     case 's3': return (await import('./s3/s3-store.ts')).createS3Store(settings.s3!, timeoutMs)
-    // gs, abs: their stores come next.
-    case 'gs': case 'abs': throw new errors.SourceFetchFailed(`${scheme}:// is not built yet`)
+    case 'gs': return (await import('./gcs/gcs-store.ts')).createGcsStore(settings.gs!, timeoutMs)
+    case 'abs': return (await import('./abs/abs-store.ts')).createAbsStore(settings.abs!, timeoutMs)
     case 'local': return (await import('./local/local-store.ts')).createLocalStore(settings.local!)
   }
 }

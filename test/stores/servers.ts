@@ -56,9 +56,9 @@ async function accepting (port: number, child: ChildProcess, name: string): Prom
   }
 }
 
-async function startProcess (name: string, command: string, args: (port: number) => string[]): Promise<Running> {
+async function startProcess (name: string, command: string, args: (port: number) => string[], cwd?: string): Promise<Running> {
   const port = await freePort()
-  const child = spawn(command, args(port), { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(command, args(port), { stdio: ['ignore', 'ignore', 'pipe'], cwd })
   let errors = ''
   child.stderr!.on('data', (chunk: Buffer) => { errors = (errors + chunk.toString()).slice(-2000) })
   try {
@@ -98,10 +98,9 @@ export const AZURITE_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2U
 export const AZURITE_BIN = new URL('../../node_modules/azurite/dist/src/blob/main.js', import.meta.url).pathname
 
 export function startAzurite (until: { after (fn: () => void): void }): Promise<Running> {
-  const location = tempFolder('thumbd-azurite-', until)
-  // No telemetry: the tests reach loopback only.
+  // No telemetry: the tests reach loopback only. In memory, run in a folder of its own all the same.
   return startProcess('azurite', process.execPath, port =>
-    [AZURITE_BIN, '--blobHost', '127.0.0.1', '--blobPort', String(port), '--inMemoryPersistence', '--disableTelemetry', '--silent', '--skipApiVersionCheck', '--location', location])
+    [AZURITE_BIN, '--blobHost', '127.0.0.1', '--blobPort', String(port), '--inMemoryPersistence', '--disableTelemetry', '--silent', '--skipApiVersionCheck'], tempFolder('thumbd-azurite-', until))
 }
 
 export interface CountingProxy {

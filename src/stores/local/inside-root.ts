@@ -34,9 +34,10 @@ export function pathOf (root: string, key: string): string {
 /** A filesystem error as the catalogue's: missing is 404, a loop or a non-directory in the path is forbidden, the rest 502. */
 export function fsError (err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new errors.SourceNotFound('no such file under LOCAL_FILESYSTEM_ROOT')
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new errors.SourceNotFound('no such object in local:// (below LOCAL_FILESYSTEM_ROOT)')
   if (code === 'ELOOP') return new errors.SourceForbidden('the path is a symlink loop or a symlink that may not be followed (LOCAL_FILESYSTEM_ROOT)')
   if (err instanceof Error && 'statusCode' in err) return err
+  if (code === 'EACCES' || code === 'EPERM') return new errors.SourceFetchFailed('local:// refused access (the file\'s permissions do not let thumbd read it)')
   // The cause (with the path) goes to the log only through the error handler's own redaction: none is attached.
   return new errors.SourceFetchFailed(`local:// could not read the file (${code ?? 'error'})`)
 }
