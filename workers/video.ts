@@ -152,7 +152,7 @@ function within (frame: RawFrame, bound: Bound | undefined): RawFrame {
 function succeeded (run: ToolRun, ctx: JobContext): ToolRun {
   // A frame the decoder refused for its size (libavutil's line is kept wherever it came) is over the limit.
   if (run.code !== 0) checkLimits(parseInputReport(run.kept), ctx)
-  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
+  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.why}`)
   return run
 }
 
