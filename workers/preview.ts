@@ -1,8 +1,10 @@
 // Video previews: a short looping animation of N frames spread over a video (or a window of it), each scaled
 // like a thumbnail, as animated WebP or GIF. One seek per frame in lanes, as storyboards do (keyframe seeks
 // where frames are at least KEYFRAME_INTERVAL apart), never a decode of the whole video; remote videos are
-// read by ranges through the same video input. The frames are joined raw, one above the other, and sharp
-// encodes them as the pages of one animation.
+// read by ranges through the same video input. A keyframe seek that repeats an earlier frame (keyframes
+// further apart than the frames: x264's default GOP is 250 frames, 8 s at 30 fps) is made again exactly.
+// The frames are joined raw, one above the other, and sharp encodes them as the pages of one animation.
+import { createHash } from 'node:crypto'
 import sharp from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_PREVIEW_PIXELS } from '../contract/limits.ts'
@@ -59,25 +61,18 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
   // below would (cover keeps the centre, contain all of it, inside stretches it to the probe's aspect).
   const bound = boundFor(display, task, task.fit === 'cover' ? 'crop' : task.fit === 'contain' ? 'inside' : 'stretch')
   const seek = times.length < 2 || times[1]! - times[0]! >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
-  // As storyboards: the job's decoder threads become lanes of one-thread grabs.
-  const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, times.length))
-  const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }
   const pieces: Buffer[] = []
-  let next = 0
-  const stop = { failed: false }
-  const lane = async () => {
-    for (let i = next++; i < times.length && !stop.failed; i = next++) {
-      ctx.signal.throwIfAborted()
-      const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, seek }, laneCtx, { width: task.width, height: task.height }, bound)
-      pieces[i] = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
-        .resize(width, height, { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
-        .removeAlpha().raw().toBuffer()
-    }
+  const grab = async (i: number, laneCtx: JobContext, how: 'keyframe' | 'exact') => {
+    const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, seek: how }, laneCtx, { width: task.width, height: task.height }, bound)
+    pieces[i] = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
+      .resize(width, height, { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
+      .removeAlpha().raw().toBuffer()
   }
   try {
-    const settled = await Promise.allSettled(Array.from({ length: lanes }, () => lane().catch(err => { stop.failed = true; throw err })))
-    const failure = settled.find(s => s.status === 'rejected')
-    if (failure !== undefined) throw failure.reason
+    await inLanes(times.map((_, i) => i), ctx, (i, laneCtx) => grab(i, laneCtx, seek))
+    // Two keyframe seeks that landed on one keyframe decoded the same frame: the later one is taken again at
+    // its exact time. At most one exact seek per frame, each decoding at most one keyframe interval.
+    if (seek === 'keyframe') await inLanes(repeats(pieces, times), ctx, (i, laneCtx) => grab(i, laneCtx, 'exact'))
     const animation = sharp(Buffer.concat(pieces), { raw: { width, height: height * pieces.length, channels: 3, pageHeight: height } })
     const options = { delay: pieces.map(() => task.delay), loop: 0 }
     const data = await (task.format === 'gif' ? animation.gif(options) : animation.webp({ ...options, quality: task.quality })).toBuffer()
@@ -85,4 +80,41 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
   } catch (err) {
     throw classify(err)
   }
+}
+
+/**
+ * The frames (their indexes) equal to an earlier frame taken at another time: a frame asked twice (a step past
+ * the end repeats the last) is meant to repeat. Equal frames are equal bytes: one keyframe, decoded and scaled
+ * the same way.
+ */
+export function repeats (pieces: Buffer[], times: number[]): number[] {
+  const first = new Map<string, number>()
+  const again: number[] = []
+  pieces.forEach((piece, i) => {
+    const digest = createHash('sha256').update(piece).digest('base64')
+    const earlier = first.get(digest)
+    if (earlier === undefined) first.set(digest, i)
+    else if (times[earlier] !== times[i]) again.push(i)
+  })
+  return again
+}
+
+/**
+ * Runs `work` on each index, as storyboards do: the job's decoder threads become lanes of one-thread grabs.
+ * Every lane has stopped (its tool with it) before this settles, even when one failed.
+ */
+async function inLanes (indexes: number[], ctx: JobContext, work: (i: number, laneCtx: JobContext) => Promise<void>): Promise<void> {
+  const lanes = Math.max(1, Math.min(ctx.settings.ffmpegThreads, indexes.length))
+  const laneCtx = lanes === 1 ? ctx : { ...ctx, settings: { ...ctx.settings, ffmpegThreads: 1 } }
+  let next = 0
+  const stop = { failed: false }
+  const lane = async () => {
+    for (let k = next++; k < indexes.length && !stop.failed; k = next++) {
+      ctx.signal.throwIfAborted()
+      await work(indexes[k]!, laneCtx)
+    }
+  }
+  const settled = await Promise.allSettled(Array.from({ length: lanes }, () => lane().catch(err => { stop.failed = true; throw err })))
+  const failure = settled.find(s => s.status === 'rejected')
+  if (failure !== undefined) throw failure.reason
 }
