@@ -49,6 +49,8 @@ const RECIPES = {
   // 30 s at 30 fps with x264's default GOP (keyint 250: a keyframe every 8.3 s), as many web videos: an
   // 8-frame preview's keyframe seeks land on 4 keyframes.
   'long-gop-mp4': ['long-gop.mp4', [...pattern('320x180', 30).map(a => a.replace('rate=25', 'rate=30')), ...h264]],
+  // One keyframe in 20 s (500 frames): a preview's exact seeks would decode up to all of them.
+  'one-keyframe-mp4': ['one-keyframe.mp4', [...pattern('320x180', 20), ...h264, '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0']],
   'long-mkv': ['long.mkv', [...pattern('640x360', 20), ...h264, '-b:v', '3M', '-g', '50']],
   'tiny-mp4': ['tiny.mp4', [...pattern('160x120', 0.5), ...h264]],
   'tiny-webm': ['tiny.webm', [...pattern('160x120', 0.5), '-c:v', 'libvpx', '-deadline', 'realtime']],

@@ -42,6 +42,12 @@ export interface FrameRequest {
   seekSeconds: number
   /** Take the keyframe at or before the seek point: nothing is decoded up to the exact time. */
   keyframe?: boolean
+  /**
+   * With keyframe: decode on from the keyframe to the exact time, but no further than this many frames after
+   * it (the frame at or after the seek point, or the frame this many after the keyframe, whichever comes
+   * first): an exact seek whose cost is bounded however far apart the keyframes are.
+   */
+  upTo?: number
   /** Let ffmpeg's thumbnail filter choose among this many frames after the seek point (0: take the first). */
   bestOf: number
   /** Frames the thumbnail filter holds are first shrunk to fit this many px a side (default BEST_OF_SIDE). */
@@ -89,7 +95,9 @@ function keyframeSkip (threads: number, bestOf: number): string[] {
 }
 
 /** One decoded frame as PAM (8-bit RGB or RGBA, header with its size) on stdout. */
-export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, bound, colour }: FrameRequest): string[] {
+export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, upTo, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, bound, colour }: FrameRequest): string[] {
+  // Frames before the seek point have negative times (below); select counts frames from the keyframe (n = 0).
+  const within = keyframe && upTo !== undefined ? `select='gte(t,0)+gte(n,${upTo})',` : ''
   return [
     '-hide_banner', '-nostats',
     '-loglevel', report ? 'info' : 'error',
@@ -101,11 +109,11 @@ export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = fa
     '-ss', seekSeconds.toFixed(3),
     // The demuxer lands on the keyframe at or before the seek point; without accurate seek the output starts
     // there (one keyframe in 10 s of 1080p, at 8 s: 0.14 s against 0.89 s exact).
-    ...(keyframe ? ['-noaccurate_seek', ...keyframeSkip(threads, bestOf)] : []),
+    ...(keyframe ? ['-noaccurate_seek', ...(upTo === undefined ? keyframeSkip(threads, bestOf) : [])] : []),
     ...(decoder === undefined ? [] : ['-c:v', decoder]),
     ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
-    '-vf', frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }),
+    '-vf', within + frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }),
     // Frames before the seek point keep their (negative) times: passed through, not dropped to fill a rate.
     ...(keyframe ? ['-fps_mode', 'passthrough'] : []),
     '-frames:v', '1',

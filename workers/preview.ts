@@ -11,10 +11,16 @@ import { MAX_PREVIEW_PIXELS } from '../contract/limits.ts'
 import type { ImageResult, JobContext, PreviewTask } from '../contract/types.ts'
 import { classify } from './image.ts'
 import { displayed } from './info.ts'
-import { boundFor, grabFrame, probeWithLimits, seekPoint } from './video.ts'
+import { boundFor, grabFrame, probeWithLimits, seekPoint, type GrabOptions } from './video.ts'
 import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
+/**
+ * A repeated frame is taken again at its time, decoding at most this many frames past its keyframe: x264's
+ * and x265's default GOP (keyint 250), so video made with the encoders' defaults gets every frame exact, and
+ * a video with one keyframe in an hour costs at most 250 decoded frames a preview frame, not the hour.
+ */
+export const MAX_EXACT_FRAMES = 250
 
 /** Seconds of each frame: evenly over the window (the middle of each of `frames` equal parts), or `step` apart from its start. */
 export function frameTimes (task: Pick<PreviewTask, 'frames' | 'start' | 'duration' | 'step' | 'trim'>, videoSeconds: number): number[] {
@@ -60,19 +66,20 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
   // A stream that changes shape after its probe is brought inside the frame's size in ffmpeg, as the resize
   // below would (cover keeps the centre, contain all of it, inside stretches it to the probe's aspect).
   const bound = boundFor(display, task, task.fit === 'cover' ? 'crop' : task.fit === 'contain' ? 'inside' : 'stretch')
-  const seek = times.length < 2 || times[1]! - times[0]! >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
+  const seek: GrabOptions['seek'] = times.length < 2 || times[1]! - times[0]! >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
   const pieces: Buffer[] = []
-  const grab = async (i: number, laneCtx: JobContext, how: 'keyframe' | 'exact') => {
-    const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, seek: how }, laneCtx, { width: task.width, height: task.height }, bound)
+  const grab = async (i: number, laneCtx: JobContext, again = false) => {
+    const how = again ? { exactWithin: MAX_EXACT_FRAMES } : { seek }
+    const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, ...how }, laneCtx, { width: task.width, height: task.height }, bound)
     pieces[i] = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
       .resize(width, height, { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
       .removeAlpha().raw().toBuffer()
   }
   try {
-    await inLanes(times.map((_, i) => i), ctx, (i, laneCtx) => grab(i, laneCtx, seek))
+    await inLanes(times.map((_, i) => i), ctx, (i, laneCtx) => grab(i, laneCtx))
     // Two keyframe seeks that landed on one keyframe decoded the same frame: the later one is taken again at
-    // its exact time. At most one exact seek per frame, each decoding at most one keyframe interval.
-    if (seek === 'keyframe') await inLanes(repeats(pieces, times), ctx, (i, laneCtx) => grab(i, laneCtx, 'exact'))
+    // its exact time. At most one more seek per frame, each decoding at most MAX_EXACT_FRAMES.
+    if (seek === 'keyframe') await inLanes(repeats(pieces, times), ctx, (i, laneCtx) => grab(i, laneCtx, true))
     const animation = sharp(Buffer.concat(pieces), { raw: { width, height: height * pieces.length, channels: 3, pageHeight: height } })
     const options = { delay: pieces.map(() => task.delay), loop: 0 }
     const data = await (task.format === 'gif' ? animation.gif(options) : animation.webp({ ...options, quality: task.quality })).toBuffer()

@@ -67,6 +67,12 @@ export function boundFor (display: { width: number, height: number }, output: { 
   return { width: Math.ceil(display.width * scale) + BOUND_SLACK, height: Math.ceil(display.height * scale) + BOUND_SLACK, fit }
 }
 
+/** How a frame is taken: VideoOptions, and (for previews) an exact seek bounded in frames past its keyframe. */
+export interface GrabOptions extends VideoOptions {
+  /** Seek to the keyframe, then decode on to `at` but no more than this many frames (FrameRequest.upTo). */
+  exactWithin?: number
+}
+
 /** Room for a PAM header of any size ffmpeg writes. */
 const PAM_HEADER_BYTES = 128
 
@@ -75,7 +81,7 @@ const PAM_HEADER_BYTES = 128
  * `bound`: the most the frame may be, whatever the stream does after its probe; ffmpeg brings it inside, and
  * a frame over it is refused as its first bytes past that size arrive, not once held whole.
  */
-export async function grabFrame (input: VideoInput, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }, bound?: Bound): Promise<RawFrame> {
+export async function grabFrame (input: VideoInput, media: VideoMedia, options: GrabOptions, ctx: JobContext, output?: { width?: number, height?: number }, bound?: Bound): Promise<RawFrame> {
   const at = options.at ?? DEFAULT_AT
   const coverBox = output === undefined
     ? undefined
@@ -85,7 +91,8 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
     demuxer: media.demuxer,
     ...(media.decoder === undefined ? {} : { decoder: media.decoder }),
     seekSeconds,
-    keyframe: options.seek === 'keyframe',
+    keyframe: options.seek === 'keyframe' || options.exactWithin !== undefined,
+    ...(options.exactWithin === undefined ? {} : { upTo: options.exactWithin }),
     bestOf: options.best ? bestOfFrames(coverBox) : 0,
     threads: ctx.settings.ffmpegThreads,
     maxPixels: ctx.settings.maxInputPixels,

@@ -51,6 +51,16 @@ test('8 frames of a 30 s video with a keyframe every 8.3 s are 8 distinct frames
   assert.deepEqual(leftoverTempFiles(app), [])
 })
 
+test('a video with one keyframe in 20 s: the frames past 250 frames from it (10 s at 25 fps) stop there, the cost bounded', { timeout: 240_000 }, async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'POST', url: '/api/preview?width=160', headers: { ...AUTH, 'content-type': 'video/mp4' }, payload: await media('one-keyframe-mp4') })
+  assert.equal(res.statusCode, 200, res.body)
+  // Frames asked at 1.25, 3.75 ... 18.75 s: the keyframe, the exact frames at 3.75, 6.25 and 8.75 s, then four
+  // times the 250th frame (10 s), which the encoder merges into one: 5 frames.
+  const frames = await pages(res.rawPayload)
+  assert.equal(frames.length, 5)
+})
+
 test('a repeat is a frame equal to an earlier one taken at another time; a time asked twice may repeat its frame', () => {
   const [a, b] = [Buffer.from('frame a'), Buffer.from('frame b')]
   assert.deepEqual(repeats([a, a, b, b, b], [1, 2, 3, 4, 5]), [1, 3, 4])
