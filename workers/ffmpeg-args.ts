@@ -58,6 +58,8 @@ export interface FrameRequest {
   maxStreams: number
   /** Print the input report (duration, streams, frame size) on stderr: it stands in for a separate ffprobe run. */
   report: boolean
+  /** Print the time of the frame taken on stderr (showinfo, at the end of the chain): where a keyframe seek landed. */
+  showTime?: boolean
   /** Shrink the frame in ffmpeg to cover this box before it is piped out (sharp does the final resize). */
   coverBox?: Box
   /** The frame is brought inside this before it is piped out, whatever size the stream switched to. */
@@ -95,12 +97,12 @@ function keyframeSkip (threads: number, bestOf: number): string[] {
 }
 
 /** One decoded frame as PAM (8-bit RGB or RGBA, header with its size) on stdout. */
-export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, upTo, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, bound, colour }: FrameRequest): string[] {
+export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, upTo, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, showTime = false, coverBox, bound, colour }: FrameRequest): string[] {
   // Frames before the seek point have negative times (below); select counts frames from the keyframe (n = 0).
   const within = keyframe && upTo !== undefined ? `select='gte(t,0)+gte(n,${upTo})',` : ''
   return [
     '-hide_banner', '-nostats',
-    '-loglevel', report ? 'info' : 'error',
+    '-loglevel', report || showTime ? 'info' : 'error',
     '-nostdin',
     '-threads', String(threads),
     '-max_pixels', String(maxPixels),
@@ -113,7 +115,7 @@ export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = fa
     ...(decoder === undefined ? [] : ['-c:v', decoder]),
     ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
-    '-vf', within + frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }),
+    '-vf', within + frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }) + (showTime ? ',showinfo' : ''),
     // Frames before the seek point keep their (negative) times: passed through, not dropped to fill a rate.
     ...(keyframe ? ['-fps_mode', 'passthrough'] : []),
     '-frames:v', '1',

@@ -1,10 +1,10 @@
 // Video previews: a short looping animation of N frames spread over a video (or a window of it), each scaled
 // like a thumbnail, as animated WebP or GIF. One seek per frame in lanes, as storyboards do (keyframe seeks
 // where frames are at least KEYFRAME_INTERVAL apart), never a decode of the whole video; remote videos are
-// read by ranges through the same video input. A keyframe seek that repeats an earlier frame (keyframes
-// further apart than the frames: x264's default GOP is 250 frames, 8 s at 30 fps) is made again exactly.
-// The frames are joined raw, one above the other, and sharp encodes them as the pages of one animation.
-import { createHash } from 'node:crypto'
+// read by ranges through the same video input. A keyframe seek that landed on the keyframe of an earlier
+// frame (keyframes further apart than the frames: x264's default GOP is 250 frames, 8.3 s at 30 fps) is made
+// again exactly. The frames are joined raw, one above the other, and sharp encodes them as the pages of one
+// animation.
 import sharp from 'sharp'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_PREVIEW_PIXELS } from '../contract/limits.ts'
@@ -68,9 +68,12 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
   const bound = boundFor(display, task, task.fit === 'cover' ? 'crop' : task.fit === 'contain' ? 'inside' : 'stretch')
   const seek: GrabOptions['seek'] = times.length < 2 || times[1]! - times[0]! >= KEYFRAME_INTERVAL ? 'keyframe' : 'exact'
   const pieces: Buffer[] = []
+  /** Where each keyframe seek landed (the keyframe's time, as ffmpeg said it). */
+  const landed: Array<number | undefined> = []
   const grab = async (i: number, laneCtx: JobContext, again = false) => {
-    const how = again ? { exactWithin: MAX_EXACT_FRAMES } : { seek }
+    const how = again ? { exactWithin: MAX_EXACT_FRAMES } : { seek, showTime: seek === 'keyframe' }
     const frame = await grabFrame(input, media, { at: { seconds: times[i]! }, best: false, ...how }, laneCtx, { width: task.width, height: task.height }, bound)
+    if (!again) landed[i] = frame.seconds
     pieces[i] = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
       .resize(width, height, { fit: task.fit === 'inside' ? 'fill' : task.fit, background: '#000000' })
       .removeAlpha().raw().toBuffer()
@@ -79,7 +82,7 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
     await inLanes(times.map((_, i) => i), ctx, (i, laneCtx) => grab(i, laneCtx))
     // Two keyframe seeks that landed on one keyframe decoded the same frame: the later one is taken again at
     // its exact time. At most one more seek per frame, each decoding at most MAX_EXACT_FRAMES.
-    if (seek === 'keyframe') await inLanes(repeats(pieces, times), ctx, (i, laneCtx) => grab(i, laneCtx, true))
+    if (seek === 'keyframe') await inLanes(repeats(landed, times), ctx, (i, laneCtx) => grab(i, laneCtx, true))
     const animation = sharp(Buffer.concat(pieces), { raw: { width, height: height * pieces.length, channels: 3, pageHeight: height } })
     const options = { delay: pieces.map(() => task.delay), loop: 0 }
     const data = await (task.format === 'gif' ? animation.gif(options) : animation.webp({ ...options, quality: task.quality })).toBuffer()
@@ -90,17 +93,17 @@ export async function preview (task: PreviewTask, ctx: JobContext): Promise<Imag
 }
 
 /**
- * The frames (their indexes) equal to an earlier frame taken at another time: a frame asked twice (a step past
- * the end repeats the last) is meant to repeat. Equal frames are equal bytes: one keyframe, decoded and scaled
- * the same way.
+ * The frames (their indexes) whose keyframe seek landed where an earlier frame's did, though asked at another
+ * time: a frame asked twice (a step past the end repeats the last) is meant to repeat. Pictures are not
+ * compared: the same picture at two times (a slide, black between scenes, a loop) is not a repeated seek.
  */
-export function repeats (pieces: Buffer[], times: number[]): number[] {
-  const first = new Map<string, number>()
+export function repeats (landed: Array<number | undefined>, times: number[]): number[] {
+  const first = new Map<number, number>()
   const again: number[] = []
-  pieces.forEach((piece, i) => {
-    const digest = createHash('sha256').update(piece).digest('base64')
-    const earlier = first.get(digest)
-    if (earlier === undefined) first.set(digest, i)
+  landed.forEach((at, i) => {
+    if (at === undefined) return
+    const earlier = first.get(at)
+    if (earlier === undefined) first.set(at, i)
     else if (times[earlier] !== times[i]) again.push(i)
   })
   return again
