@@ -43,9 +43,11 @@ export interface FrameRequest {
   /** Take the keyframe at or before the seek point: nothing is decoded up to the exact time. */
   keyframe?: boolean
   /**
-   * With keyframe: decode on from the keyframe to the exact time, but no further than this many frames after
-   * it (the frame at or after the seek point, or the frame this many after the keyframe, whichever comes
-   * first): an exact seek whose cost is bounded however far apart the keyframes are.
+   * With keyframe: decode on from the keyframe to the time, but no more than this many frames after it (the
+   * first decoded at or after the seek point, or the one this many after the keyframe, whichever comes
+   * first): a seek whose cost is bounded however far apart the keyframes are. Only reference frames are
+   * decoded (`-skip_frame noref`): nothing refers to the others, so the picture is the same, the frame at most
+   * a frame or two past the time, for 40 % less CPU (x264's defaults, 1080p: 0.56 s against 0.92 s for 232 frames).
    */
   upTo?: number
   /** Let ffmpeg's thumbnail filter choose among this many frames after the seek point (0: take the first). */
@@ -111,7 +113,7 @@ export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = fa
     '-ss', seekSeconds.toFixed(3),
     // The demuxer lands on the keyframe at or before the seek point; without accurate seek the output starts
     // there (one keyframe in 10 s of 1080p, at 8 s: 0.14 s against 0.89 s exact).
-    ...(keyframe ? ['-noaccurate_seek', ...(upTo === undefined ? keyframeSkip(threads, bestOf) : [])] : []),
+    ...(keyframe ? ['-noaccurate_seek', ...(upTo === undefined ? keyframeSkip(threads, bestOf) : ['-skip_frame', 'noref'])] : []),
     ...(decoder === undefined ? [] : ['-c:v', decoder]),
     ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',

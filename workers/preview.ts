@@ -16,9 +16,10 @@ import { videoInput } from './video-input.ts'
 
 const KEYFRAME_INTERVAL = 2
 /**
- * A repeated frame is taken again at its time, decoding at most this many frames past its keyframe: x264's
- * and x265's default GOP (keyint 250), so video made with the encoders' defaults gets every frame exact, and
- * a video with one keyframe in an hour costs at most 250 decoded frames a preview frame, not the hour.
+ * A repeated frame is taken again at its time, decoding at most this many frames past its keyframe (reference
+ * frames only, FrameRequest.upTo): x264's and x265's default GOP is 250 frames, so video made with the
+ * encoders' defaults gets every frame at its time, and a video with one keyframe in an hour costs at most 250
+ * decoded frames a preview frame, not the hour.
  */
 export const MAX_EXACT_FRAMES = 250
 
