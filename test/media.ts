@@ -46,6 +46,11 @@ const RECIPES = {
   // 20 s at 3 Mbit/s (~7.5 MB), a keyframe every 2 s: a file a poster frame needs little of. MP4's index at the
   // end (no faststart); Matroska's cues at the end too, found through its seek head.
   'long-mp4': ['long.mp4', [...pattern('640x360', 20), ...h264, '-b:v', '3M', '-g', '50']],
+  // 30 s at 30 fps with x264's default GOP (keyint 250: a keyframe every 8.3 s), as many web videos: an
+  // 8-frame preview's keyframe seeks land on 4 keyframes.
+  'long-gop-mp4': ['long-gop.mp4', [...pattern('320x180', 30).map(a => a.replace('rate=25', 'rate=30')), ...h264]],
+  // One keyframe in 20 s (500 frames): a preview's exact seeks would decode up to all of them.
+  'one-keyframe-mp4': ['one-keyframe.mp4', [...pattern('320x180', 20), ...h264, '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0']],
   'long-mkv': ['long.mkv', [...pattern('640x360', 20), ...h264, '-b:v', '3M', '-g', '50']],
   'tiny-mp4': ['tiny.mp4', [...pattern('160x120', 0.5), ...h264]],
   'tiny-webm': ['tiny.webm', [...pattern('160x120', 0.5), '-c:v', 'libvpx', '-deadline', 'realtime']],

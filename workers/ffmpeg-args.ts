@@ -42,6 +42,14 @@ export interface FrameRequest {
   seekSeconds: number
   /** Take the keyframe at or before the seek point: nothing is decoded up to the exact time. */
   keyframe?: boolean
+  /**
+   * With keyframe: decode on from the keyframe to the time, but no more than this many frames after it (the
+   * first decoded at or after the seek point, or the one this many after the keyframe, whichever comes
+   * first): a seek whose cost is bounded however far apart the keyframes are. Only reference frames are
+   * decoded (`-skip_frame noref`): nothing refers to the others, so the picture is the same, the frame at most
+   * a frame or two past the time, for 40 % less CPU (x264's defaults, 1080p: 0.56 s against 0.92 s for 232 frames).
+   */
+  upTo?: number
   /** Let ffmpeg's thumbnail filter choose among this many frames after the seek point (0: take the first). */
   bestOf: number
   /** Frames the thumbnail filter holds are first shrunk to fit this many px a side (default BEST_OF_SIDE). */
@@ -52,6 +60,8 @@ export interface FrameRequest {
   maxStreams: number
   /** Print the input report (duration, streams, frame size) on stderr: it stands in for a separate ffprobe run. */
   report: boolean
+  /** Print the time of the frame taken on stderr (showinfo, at the end of the chain): where a keyframe seek landed. */
+  showTime?: boolean
   /** Shrink the frame in ffmpeg to cover this box before it is piped out (sharp does the final resize). */
   coverBox?: Box
   /** The frame is brought inside this before it is piped out, whatever size the stream switched to. */
@@ -89,10 +99,12 @@ function keyframeSkip (threads: number, bestOf: number): string[] {
 }
 
 /** One decoded frame as PAM (8-bit RGB or RGBA, header with its size) on stdout. */
-export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, coverBox, bound, colour }: FrameRequest): string[] {
+export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = false, upTo, bestOf, bestOfSide, threads, maxPixels, maxStreams, report, showTime = false, coverBox, bound, colour }: FrameRequest): string[] {
+  // Frames before the seek point have negative times (below); select counts frames from the keyframe (n = 0).
+  const within = keyframe && upTo !== undefined ? `select='gte(t,0)+gte(n,${upTo})',` : ''
   return [
     '-hide_banner', '-nostats',
-    '-loglevel', report ? 'info' : 'error',
+    '-loglevel', report || showTime ? 'info' : 'error',
     '-nostdin',
     '-threads', String(threads),
     '-max_pixels', String(maxPixels),
@@ -101,11 +113,11 @@ export function frameArgs ({ input, demuxer, decoder, seekSeconds, keyframe = fa
     '-ss', seekSeconds.toFixed(3),
     // The demuxer lands on the keyframe at or before the seek point; without accurate seek the output starts
     // there (one keyframe in 10 s of 1080p, at 8 s: 0.14 s against 0.89 s exact).
-    ...(keyframe ? ['-noaccurate_seek', ...keyframeSkip(threads, bestOf)] : []),
+    ...(keyframe ? ['-noaccurate_seek', ...(upTo === undefined ? keyframeSkip(threads, bestOf) : ['-skip_frame', 'noref'])] : []),
     ...(decoder === undefined ? [] : ['-c:v', decoder]),
     ...guardedInput(input, demuxer),
     '-map', '0:v:0', '-an', '-sn', '-dn',
-    '-vf', frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }),
+    '-vf', within + frameFilters({ coverBox, bound, bestOf, bestOfSide, colour }) + (showTime ? ',showinfo' : ''),
     // Frames before the seek point keep their (negative) times: passed through, not dropped to fill a rate.
     ...(keyframe ? ['-fps_mode', 'passthrough'] : []),
     '-frames:v', '1',

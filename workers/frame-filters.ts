@@ -63,8 +63,9 @@ export function bestOf (n: number, side = BEST_OF_SIDE): string {
 
 /**
  * The container's display-matrix turn (clockwise degrees, as info.ts' displayed() reports it) made by the
- * filters ffmpeg's autorotate would insert at the start of the chain, here after the shrink: on a 4K 10-bit
- * frame that is a 25 MB turned copy per decoded frame (docs/benchmarks.md, "HDR and 10-bit video").
+ * filters ffmpeg's autorotate would insert at the start of the chain, here at its end: at the start, on a 4K
+ * 10-bit frame, that is a 25 MB turned copy per decoded frame (docs/benchmarks.md, "HDR and 10-bit video");
+ * at the end it turns the small 8-bit RGB frame, and no step before it sees a size or format it made.
  */
 export function turn (clockwise: number): string | undefined {
   return clockwise === 90 ? 'transpose=clock' : clockwise === 180 ? 'hflip,vflip' : clockwise === 270 ? 'transpose=cclock' : undefined
@@ -79,16 +80,26 @@ const HDR_PEAK = (1000 / REFERENCE_WHITE).toFixed(2)
 const TONEMAP = `tonemap=tonemap=mobius:param=0.7:peak=${HDR_PEAK}:desat=0`
 
 /**
+ * What zscale is given: zimg refuses a subsampled frame whose sides are not multiples of its subsampling
+ * ("code 1027: image dimensions must be divisible by subsampling factor"), and the shrink, a bound or the
+ * stream itself (VP9 and AV1 code odd sizes) can make a 4:2:0 side odd: a 720x1280 HLG frame shrunk to cover
+ * 640 px is 640x1137. Without subsampling any size passes, and the exact size keeps the output's aspect. The
+ * shrink's scale makes this format in the same pass (after the shrink, so at about twice the output's size);
+ * 16 bits hold every depth, RGB stays RGB (a YUV format would read it through a matrix zscale is not told).
+ */
+export const ZSCALE_INPUT = 'format=pix_fmts=yuv444p16le|gbrp16le'
+
+/**
  * HDR (PQ, HLG) tone-mapped to SDR BT.709, or BT.2020 SDR converted to BT.709, by zscale; undefined when the
  * frame is already SDR BT.601/709 (to8bit's matrix does it). Input tags are given, not read from the frame,
  * so contradictory or missing tags resolve as colourPath decided.
  */
 export function toSdr ({ dynamic, matrix, range }: ColourPath): string | undefined {
-  const input = `min=${ZIMG_MATRIX[matrix]}:pin=2020:rin=${range === 'pc' ? 'full' : 'limited'}`
-  if (dynamic === 'bt2020') return `zscale=${input}:tin=709:p=709:t=709,format=gbrp`
+  const input = `${ZSCALE_INPUT},zscale=min=${ZIMG_MATRIX[matrix]}:pin=2020:rin=${range === 'pc' ? 'full' : 'limited'}`
+  if (dynamic === 'bt2020') return `${input}:tin=709:p=709:t=709,format=gbrp`
   if (dynamic === 'sdr') return undefined
   const curve = dynamic === 'pq' ? 'smpte2084' : 'arib-std-b67'
-  return `zscale=${input}:tin=${curve}:t=linear:npl=${REFERENCE_WHITE},format=gbrpf32le,zscale=p=709,${TONEMAP},zscale=t=709,format=gbrp`
+  return `${input}:tin=${curve}:t=linear:npl=${REFERENCE_WHITE},format=gbrpf32le,zscale=p=709,${TONEMAP},zscale=t=709,format=gbrp`
 }
 
 /** 8 bits RGB, or RGBA where the frame has alpha (ffmpeg picks the one that loses nothing), YUV read with `matrix`. */
@@ -107,8 +118,8 @@ export interface FrameFilterOptions {
   bestOfSide?: number
   colour: ColourPath
   /**
-   * The turn ffmpeg was told not to make (`-noautorotate`), made after the shrink; `coverBox` and `bound`
-   * stay those of the frame as shown. 0 (the default): ffmpeg turned the frame before the chain, if at all.
+   * The turn ffmpeg was told not to make (`-noautorotate`), made last, on the 8-bit frame; `coverBox` and
+   * `bound` stay those of the frame as shown. 0 (the default): ffmpeg turned the frame before the chain, if at all.
    */
   turned?: number
 }
@@ -121,9 +132,9 @@ export function frameFilters ({ coverBox, bound: limit, bestOf: n, bestOfSide, c
   return [
     shrink(squarePixels(), sideways && coverBox !== undefined ? { width: coverBox.height, height: coverBox.width } : coverBox),
     limit === undefined ? undefined : bound(sideways ? { ...limit, width: limit.height, height: limit.width } : limit),
-    turn(turned),
     n > 0 ? bestOf(n, bestOfSide) : undefined,
     sdr,
-    to8bit(sdr === undefined ? colour.matrix : undefined)
+    to8bit(sdr === undefined ? colour.matrix : undefined),
+    turn(turned)
   ].filter(f => f !== undefined).join(',')
 }

@@ -4,8 +4,17 @@
 import { parseStreamLine } from './stream-colour.ts'
 import type { VideoInfo } from './video.ts'
 
-/** The lines of ffmpeg's input report (parseInputReport), wherever they come in its stderr. */
-export const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds|Number of streams exceeds max_streams/
+/** The lines of ffmpeg's input report (parseInputReport), wherever they come in its stderr; and showinfo's first frame (shownAt). */
+export const REPORT_LINES = /^(Input #|Output #|Stream mapping:| {2}Duration: | {2}Stream #0:)|Picture size \d+x\d+ exceeds|Number of streams exceeds max_streams|^\[Parsed_showinfo_\d+ @ 0x[0-9a-f]+\] n: +0 /
+
+/**
+ * The time in the video of the frame a run took (FrameRequest.showTime): showinfo's pts_time counts from the
+ * seek point (`-ss` before `-i` shifts every timestamp by it), so a keyframe before it is negative.
+ */
+export function shownAt (kept: string, seekSeconds: number): number | undefined {
+  const time = /^\[Parsed_showinfo_\d+ @ 0x[0-9a-f]+\] n: +0 pts: *-?\d+ pts_time:(-?\d+(?:\.\d+)?(?:e-?\d+)?) /m.exec(kept)
+  return time === null ? undefined : Math.round((seekSeconds + Number(time[1])) * 1000) / 1000
+}
 
 /**
  * Reads ffmpeg's input report. Its lines have a fixed indent ("  Duration:", "  Stream #0:"); metadata is

@@ -61,7 +61,7 @@ export async function passFrames (input: VideoInput, media: VideoMedia, info: Vi
   })
   // The byte cap lets no frame past the bound be held: `count` frames of it at most, and their headers.
   const run = await runTool(ctx.settings.ffmpegPath, args, { signal: ctx.signal, maxStdoutBytes: count * (bound.width * bound.height * 4 + 128), children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input), anyExitCode: true })
-  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
+  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.why}`)
   const frames = parsePams(run.stdout)
   if (frames.length === 0) throw new JobError('MEDIA_UNREADABLE', 'no frame could be decoded')
   for (const frame of frames) {

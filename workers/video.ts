@@ -5,7 +5,7 @@ import { frameArgs, probeArgs } from './ffmpeg-args.ts'
 import { BEST_OF_SIDE, MAX_SAR, frameFilters, type Bound } from './frame-filters.ts'
 import { JobError } from '../contract/job-error.ts'
 import { parsePam, type RawFrame } from './pam.ts'
-import { parseInputReport, REPORT_LINES } from './input-report.ts'
+import { parseInputReport, REPORT_LINES, shownAt } from './input-report.ts'
 import { colourPath, parseStreamLine, probeFacts, sarValue, type ColourPath, type ProbeColour, type StreamFacts } from './stream-colour.ts'
 import { runTool, type ToolRun } from './tools/index.ts'
 import { toolAccess, type VideoInput } from './video-input.ts'
@@ -67,6 +67,17 @@ export function boundFor (display: { width: number, height: number }, output: { 
   return { width: Math.ceil(display.width * scale) + BOUND_SLACK, height: Math.ceil(display.height * scale) + BOUND_SLACK, fit }
 }
 
+/** How a frame is taken: VideoOptions, and (for previews) an exact seek bounded in frames past its keyframe. */
+export interface GrabOptions extends VideoOptions {
+  /** Seek to the keyframe, then decode on to `at` but no more than this many frames (FrameRequest.upTo). */
+  exactWithin?: number
+  /** Say when in the video the frame taken is (a keyframe seek: where it landed), as GrabbedFrame.seconds. */
+  showTime?: boolean
+}
+
+/** A frame, and with GrabOptions.showTime its time in the video (seconds, to the ms) where ffmpeg said it. */
+export type GrabbedFrame = RawFrame & { seconds?: number }
+
 /** Room for a PAM header of any size ffmpeg writes. */
 const PAM_HEADER_BYTES = 128
 
@@ -75,7 +86,7 @@ const PAM_HEADER_BYTES = 128
  * `bound`: the most the frame may be, whatever the stream does after its probe; ffmpeg brings it inside, and
  * a frame over it is refused as its first bytes past that size arrive, not once held whole.
  */
-export async function grabFrame (input: VideoInput, media: VideoMedia, options: VideoOptions, ctx: JobContext, output?: { width?: number, height?: number }, bound?: Bound): Promise<RawFrame> {
+export async function grabFrame (input: VideoInput, media: VideoMedia, options: GrabOptions, ctx: JobContext, output?: { width?: number, height?: number }, bound?: Bound): Promise<GrabbedFrame> {
   const at = options.at ?? DEFAULT_AT
   const coverBox = output === undefined
     ? undefined
@@ -85,12 +96,14 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
     demuxer: media.demuxer,
     ...(media.decoder === undefined ? {} : { decoder: media.decoder }),
     seekSeconds,
-    keyframe: options.seek === 'keyframe',
+    keyframe: options.seek === 'keyframe' || options.exactWithin !== undefined,
+    ...(options.exactWithin === undefined ? {} : { upTo: options.exactWithin }),
     bestOf: options.best ? bestOfFrames(coverBox) : 0,
     threads: ctx.settings.ffmpegThreads,
     maxPixels: ctx.settings.maxInputPixels,
     maxStreams: MAX_STREAMS,
     report,
+    showTime: options.showTime === true,
     coverBox,
     bound,
     colour
@@ -121,24 +134,32 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
   let info: VideoInfo | undefined
   let first: ToolRun
   let colour: ColourPath
+  let firstSeek: number
   if ('seconds' in at) {
-    ;({ run: first, colour } = await grabReporting(at.seconds))
+    firstSeek = at.seconds
+    ;({ run: first, colour } = await grabReporting(firstSeek))
     info = parseInputReport(first.kept)
     checkLimits(info, ctx)
   } else {
     info = await probeVideo(input, media, ctx)
     colour = colourPath(info.stream ?? { width: info.width, height: info.height })
-    first = await grab(seekPoint(at, info.duration), false, colour)
+    firstSeek = seekPoint(at, info.duration)
+    first = await grab(firstSeek, false, colour)
   }
-  const frame = (run: ToolRun) => within(parsePam(run.stdout), bound)
-  if (succeeded(first, ctx).stdout.length > 0) return frame(first)
+  const frame = (run: ToolRun, seekSeconds: number): GrabbedFrame => {
+    const taken = within(parsePam(run.stdout), bound)
+    const seconds = options.showTime === true ? shownAt(run.kept, seekSeconds) : undefined
+    return seconds === undefined ? taken : { ...taken, seconds }
+  }
+  if (succeeded(first, ctx).stdout.length > 0) return frame(first, firstSeek)
   // Nothing decoded there: the position is past the end. Take the last moment that has a frame.
   const last = info.duration === undefined ? 0 : seekPoint(at, info.duration)
   const retry = await grab(last, false, colour)
-  if (succeeded(retry, ctx).stdout.length > 0 || last === 0) return frame(retry)
+  if (succeeded(retry, ctx).stdout.length > 0 || last === 0) return frame(retry, last)
   // Still nothing: the last frame starts more than 0.1 s before the end (a slow frame rate), or a container
   // without an index was seeked by bisection past its only keyframe (then the first frame is the one).
-  return frame(succeeded(await grab(UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1), false, colour), ctx))
+  const lastResort = UNINDEXED.has(media.demuxer) ? 0 : Math.max(0, last - 1)
+  return frame(succeeded(await grab(lastResort, false, colour), ctx), lastResort)
 }
 
 /** The frame as asked: the byte cap let no larger one be held whole, and this refuses one of another shape. */
@@ -152,7 +173,7 @@ function within (frame: RawFrame, bound: Bound | undefined): RawFrame {
 function succeeded (run: ToolRun, ctx: JobContext): ToolRun {
   // A frame the decoder refused for its size (libavutil's line is kept wherever it came) is over the limit.
   if (run.code !== 0) checkLimits(parseInputReport(run.kept), ctx)
-  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
+  if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `ffmpeg exited ${run.code}: ${run.why}`)
   return run
 }
 

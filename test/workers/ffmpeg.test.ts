@@ -4,7 +4,7 @@ import { frameArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { BEST_OF_SIDE, insideScale } from '../../workers/frame-filters.ts'
 import { parsePam } from '../../workers/pam.ts'
 import { colourPath } from '../../workers/stream-colour.ts'
-import { parseInputReport } from '../../workers/input-report.ts'
+import { parseInputReport, REPORT_LINES, shownAt } from '../../workers/input-report.ts'
 import { seekPoint } from '../../workers/video.ts'
 import { videoInput } from '../../workers/video-input.ts'
 import { negotiate } from '../../src/routes/options.ts'
@@ -56,6 +56,25 @@ test('a one-thread keyframe grab decodes from the keyframe without skipping; fra
     assert.equal(args[args.indexOf('-skip_frame') + 1], 'nokey', `threads ${threads}, best of ${bestOf}`)
   }
   assert.ok(!frameArgs({ input: fileInput('/tmp/y'), demuxer: 'mov', seekSeconds: 8, bestOf: 0, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, colour }).includes('-skip_frame'), 'exact seeks decode every frame')
+})
+
+test('a seek bounded past its keyframe: from the keyframe, the reference frames decoded, the first at the time or the n-th taken', () => {
+  const args = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'mov', seekSeconds: 8, keyframe: true, upTo: 250, bestOf: 0, threads: 2, maxPixels: 1000, maxStreams: 32, report: false, colour })
+  assert.ok(args.includes('-noaccurate_seek'))
+  assert.equal(args[args.indexOf('-skip_frame') + 1], 'noref', 'not nokey: the frames between the keyframe and the time are decoded, even on frame threads')
+  assert.match(args[args.indexOf('-vf') + 1]!, /^select='gte\(t,0\)\+gte\(n,250\)',scale=/)
+  assert.equal(args[args.indexOf('-fps_mode') + 1], 'passthrough')
+})
+
+test('a keyframe grab can say where it landed: showinfo last in the chain, at info level; its time counts from the seek point', () => {
+  const args = frameArgs({ input: fileInput('/tmp/y'), demuxer: 'mov', seekSeconds: 13.125, keyframe: true, showTime: true, bestOf: 0, threads: 1, maxPixels: 1000, maxStreams: 32, report: false, colour })
+  assert.match(args[args.indexOf('-vf') + 1]!, /,format=pix_fmts=rgba\|rgb24,showinfo$/)
+  assert.equal(args[args.indexOf('-loglevel') + 1], 'info')
+  const line = '[Parsed_showinfo_3 @ 0x5598d930be80] n:   0 pts: -73600 pts_time:-4.79167 pos:   794475 fmt:rgb24 sar:1/1 s:160x90 i:P iskey:1 type:I'
+  assert.ok(REPORT_LINES.test(line), 'kept')
+  assert.equal(shownAt(`  Duration: 00:00:30.00\n${line}`, 13.125), 8.333)
+  assert.equal(shownAt(line.replace('n:   0', 'n:   1'), 13.125), undefined, 'the first frame only')
+  assert.equal(shownAt('', 13.125), undefined)
 })
 
 test('a remote video is read over http from the range reader only, its demuxer still forced; sources in memory are refused', () => {

@@ -1,7 +1,7 @@
 // The filter chain's steps, each on its string, and the colour path chosen from a stream's facts.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr, turn } from '../../workers/frame-filters.ts'
+import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr, turn, ZSCALE_INPUT } from '../../workers/frame-filters.ts'
 import { bitDepth, colourPath, isHdr, parseStreamLine, probeFacts } from '../../workers/stream-colour.ts'
 import { boundFor } from '../../workers/video.ts'
 
@@ -20,10 +20,18 @@ test('shrink: one scale to cover the box at the display size, never enlarging; p
 
 test('tone-map: PQ and HLG through linear light at BT.2408 reference white, mobius roll-off, BT.709; BT.2020 SDR converted; SDR untouched', () => {
   const pq = toSdr(colourPath({ width: 3840, height: 2160, transfer: 'smpte2084', primaries: 'bt2020', matrix: 'bt2020nc' }))!
-  assert.equal(pq, 'zscale=min=2020_ncl:pin=2020:rin=limited:tin=smpte2084:t=linear:npl=203,format=gbrpf32le,zscale=p=709,tonemap=tonemap=mobius:param=0.7:peak=4.93:desat=0,zscale=t=709,format=gbrp')
-  assert.match(toSdr(colourPath({ width: 1920, height: 1080, transfer: 'arib-std-b67', range: 'pc' }))!, /^zscale=min=2020_ncl:pin=2020:rin=full:tin=arib-std-b67:t=linear/)
-  assert.equal(toSdr(colourPath({ width: 1920, height: 1080, transfer: 'bt2020-10', primaries: 'bt2020', matrix: 'bt2020nc' })), 'zscale=min=2020_ncl:pin=2020:rin=limited:tin=709:p=709:t=709,format=gbrp')
+  assert.equal(pq, 'format=pix_fmts=yuv444p16le|gbrp16le,zscale=min=2020_ncl:pin=2020:rin=limited:tin=smpte2084:t=linear:npl=203,format=gbrpf32le,zscale=p=709,tonemap=tonemap=mobius:param=0.7:peak=4.93:desat=0,zscale=t=709,format=gbrp')
+  assert.match(toSdr(colourPath({ width: 1920, height: 1080, transfer: 'arib-std-b67', range: 'pc' }))!, /,zscale=min=2020_ncl:pin=2020:rin=full:tin=arib-std-b67:t=linear/)
+  assert.equal(toSdr(colourPath({ width: 1920, height: 1080, transfer: 'bt2020-10', primaries: 'bt2020', matrix: 'bt2020nc' })), 'format=pix_fmts=yuv444p16le|gbrp16le,zscale=min=2020_ncl:pin=2020:rin=limited:tin=709:p=709:t=709,format=gbrp')
   assert.equal(toSdr(sdr709), undefined)
+})
+
+test('zscale is given frames without chroma subsampling, so an odd side (a shrunk portrait frame: 640x1137) passes', () => {
+  for (const dynamic of ['pq', 'hlg', 'bt2020'] as const) {
+    assert.ok(toSdr({ dynamic, matrix: 'bt2020', range: 'tv' })!.startsWith(`${ZSCALE_INPUT},zscale=`), dynamic)
+  }
+  // 4:4:4 at 16 bits holds any depth; RGB stays RGB (zscale reads it without a matrix).
+  assert.equal(ZSCALE_INPUT, 'format=pix_fmts=yuv444p16le|gbrp16le')
 })
 
 test('to 8 bits: RGB or RGBA, YUV read with the matrix chosen (none after zscale, which made RGB)', () => {
@@ -38,14 +46,14 @@ test('composed in one order: square+shrink, best-of, tone-map, 8 bits', () => {
   assert.equal(frameFilters({ bestOf: 0, colour: sdr709 }), `${shrink(squarePixels())},${to8bit('bt709')}`)
 })
 
-test('a turn left to the chain (-noautorotate) comes after the shrink and the bound, which take the frame as stored', () => {
+test('a turn left to the chain (-noautorotate) comes last, on the 8-bit frame; the shrink and the bound take the frame as stored', () => {
   const hlg = colourPath({ width: 3840, height: 2160, transfer: 'arib-std-b67', primaries: 'bt2020', matrix: 'bt2020nc' })
   const limit = { width: 328, height: 188, fit: 'crop' } as const
   // A phone's portrait video: stored 3840x2160, shown 2160x3840; 320 px wide as shown is 320 px tall as stored.
   assert.equal(frameFilters({ coverBox: { width: 320 }, bound: limit, bestOf: 0, colour: hlg, turned: 270 }),
-    [shrink(squarePixels(), { height: 320 }), bound({ width: 188, height: 328, fit: 'crop' }), 'transpose=cclock', toSdr(hlg), to8bit(undefined)].join(','))
+    [shrink(squarePixels(), { height: 320 }), bound({ width: 188, height: 328, fit: 'crop' }), toSdr(hlg), to8bit(undefined), 'transpose=cclock'].join(','))
   assert.equal(frameFilters({ coverBox: { width: 320 }, bound: limit, bestOf: 0, colour: hlg, turned: 180 }),
-    [shrink(squarePixels(), { width: 320 }), bound(limit), 'hflip,vflip', toSdr(hlg), to8bit(undefined)].join(','))
+    [shrink(squarePixels(), { width: 320 }), bound(limit), toSdr(hlg), to8bit(undefined), 'hflip,vflip'].join(','))
   // ffmpeg's autorotate: a quarter clockwise is transpose=clock; nothing for no turn (the chain is as before).
   assert.equal(turn(90), 'transpose=clock')
   assert.equal(frameFilters({ coverBox: { width: 320 }, bestOf: 0, colour: hlg, turned: 0 }), frameFilters({ coverBox: { width: 320 }, bestOf: 0, colour: hlg }))

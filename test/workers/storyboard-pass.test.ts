@@ -45,10 +45,12 @@ test('a turned video (a phone held upright) is turned after the shrink, not by f
   const request = { input: videoInput({ location: 'file', path: '/tmp/v' }), demuxer: 'mov', threads: 2, maxPixels: 1000, maxStreams: 32, coverBox: { width: 320 }, bound: { width: 188, height: 328, fit: 'crop' }, colour: colourPath({ width: 3840, height: 2160, transfer: 'arib-std-b67', primaries: 'bt2020', matrix: 'bt2020nc' }), interval: 0.25, count: 40 } as const
   const args = passArgs({ ...request, turned: 270 })
   assert.equal(args[args.indexOf('-protocol_whitelist') - 1], '-noautorotate', 'an input option: ffmpeg inserts no turn of its own')
-  // The shrink covers 320 px of the stored height (the width as shown), the bound is taken as stored, then the turn.
+  // The shrink covers 320 px of the stored height (the width as shown), the bound is taken as stored, the
+  // tone-map and 8 bits as stored; the turn last, on the small 8-bit frame.
   const chain = args[args.indexOf('-vf') + 1]!
   assert.match(chain, /^select='[^']*',scale=w='max\(1,trunc\(iw\*min\(1,clip\(sar,0\.25,4\)\)\*min\(1,320\/\(ih\/max/)
-  assert.match(chain, /:flags=area,setsar=1,crop=w='min\(iw,328\)':h='min\(ih,188\)':exact=1,transpose=cclock,zscale=/)
+  assert.match(chain, /:flags=area,setsar=1,crop=w='min\(iw,328\)':h='min\(ih,188\)':exact=1,format=pix_fmts=yuv444p16le\|gbrp16le,zscale=/)
+  assert.match(chain, /,format=pix_fmts=rgba\|rgb24,transpose=cclock$/)
   assert.ok(!passArgs(request).includes('-noautorotate'), 'an unturned video: the chain as before')
 })
 

@@ -20,6 +20,28 @@ export interface ToolRun {
   kept: string
   /** The last 2 KB of stderr. */
   stderr: string
+  /** What those say about why the tool stopped (whyOf): for the log, never for a reply. */
+  why: string
+}
+
+/**
+ * ffmpeg's input report and progress lines, which its refusals come after: the container's metadata
+ * (indented), the streams, the mapping, the output's header. What is left names the demuxer, decoder or
+ * filter that refused and what it said.
+ */
+const REPORT = /^(?:\s|Input #|Output #|Stream mapping:|Press \[q\]|frame=|video:|size=)/
+
+/**
+ * The lines of a tool's stderr that say why it stopped, each once, without the report around them and
+ * without the addresses ffmpeg prints in its log prefixes ("[Parsed_zscale_2 @ 0x55ce394aa640]"): the
+ * refusal an operator needs at debug level, where a 2 KB tail was mostly the input report. A stderr of
+ * only report lines is given as it was.
+ */
+export function whyOf (stderr: string): string {
+  // A tail cut at STDERR_KEEP_BYTES starts inside a line: that piece says nothing.
+  const whole = stderr.length < STDERR_KEEP_BYTES ? stderr : stderr.slice(stderr.indexOf('\n') + 1)
+  const lines = whole.split('\n').filter(l => l.trim() !== '' && !REPORT.test(l)).map(l => l.replace(/ @ 0x[0-9a-f]+\]/, ']'))
+  return lines.length === 0 ? stderr.trim() : [...new Set(lines)].join('\n')
 }
 
 export interface ToolLimits {
@@ -98,11 +120,11 @@ export function runTool (bin: string, args: string[], { signal, maxStdoutBytes, 
       if (failure !== undefined) reject(failure)
       // 127: the sandbox's exec could not find the tool; 126: the sandbox could not be entered.
       else if (code === 127) reject(new JobError('VIDEO_UNAVAILABLE', `${bin.split('/').pop()} is not installed`))
-      else if (code !== 0 && !anyExitCode) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${stderr.trim()}`))
+      else if (code !== 0 && !anyExitCode) reject(new JobError('MEDIA_UNREADABLE', 'the decoder rejected this media', `${bin} exited ${code ?? killedBy}: ${whyOf(stderr)}`))
       else {
         // The last line, if it had no newline.
         keep(line)
-        resolve({ code: code ?? -1, stdout: Buffer.concat(chunks), kept: kept.join('\n'), stderr })
+        resolve({ code: code ?? -1, stdout: Buffer.concat(chunks), kept: kept.join('\n'), stderr, why: whyOf(stderr) })
       }
     })
   })
