@@ -218,20 +218,38 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS,
     resultCacheBytes: parsed.RESULT_CACHE_BYTES,
     resultCacheSeconds: parsed.RESULT_CACHE_SECONDS,
-    resultStorage: resultStorage(parsed.RESULT_STORAGE),
+    resultStorage: resultStorage(parsed),
     resultStorageSeconds: parsed.RESULT_STORAGE_SECONDS,
     resultStorageBytes: parsed.RESULT_STORAGE_BYTES,
     formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY))
   })
 }
 
-function resultStorage (value: string): ResultStorage | undefined {
+/** RESULT_STORAGE, a bucket with its scheme's store settings (endpoint, region, path style, key) switched on. */
+function resultStorage (env: Env): ResultStorage | undefined {
+  let storage: ResultStorage | undefined
   try {
-    const storage = parseResultStorage(value)
-    return storage === undefined ? undefined : Object.freeze(storage)
+    storage = parseResultStorage(env.RESULT_STORAGE)
   } catch (err) {
     throw new ConfigError((err as Error).message)
   }
+  if (storage?.kind !== 'bucket') return storage === undefined ? undefined : Object.freeze(storage)
+  if (storage.scheme === 'abs' && env.ABS_NAME === '') throw new ConfigError(`RESULT_STORAGE=${env.RESULT_STORAGE} needs ABS_NAME, the storage account`)
+  const none = ''
+  const settings = storeSettings({
+    ...env,
+    USE_S3: storage.scheme === 's3',
+    USE_GCS: storage.scheme === 'gs',
+    USE_ABS: storage.scheme === 'abs',
+    S3_ALLOWED_BUCKETS: none,
+    S3_DENIED_BUCKETS: none,
+    GCS_ALLOWED_BUCKETS: none,
+    GCS_DENIED_BUCKETS: none,
+    ABS_ALLOWED_CONTAINERS: none,
+    ABS_DENIED_CONTAINERS: none,
+    LOCAL_FILESYSTEM_ROOT: none
+  })
+  return Object.freeze({ ...storage, settings })
 }
 
 /**

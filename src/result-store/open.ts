@@ -1,6 +1,9 @@
 // The ObjectStore that RESULT_STORAGE names: the bounded directory store, or a bucket store of src/stores/
-// loaded only when named (their SDKs are large: a replica without a bucket result store never loads one).
+// made by its registry, which imports the scheme's SDK only then (a replica without a bucket result store
+// never loads one). The result store has its own store instance, apart from the sources': the sources' bucket
+// lists guard what URLs may read, not where thumbd keeps its own results.
 import type { Config } from '../config.ts'
+import { createStores } from '../stores/registry.ts'
 import type { ObjectStore } from '../stores/store.ts'
 import { DirectoryStore } from './directory-store.ts'
 import type { ResultStorage } from './location.ts'
@@ -17,5 +20,9 @@ export async function openStore (storage: ResultStorage, config: Config, onEvict
   if (storage.kind === 'directory') {
     return { store: new DirectoryStore({ root: storage.path, maxBytes: config.resultStorageBytes, onEvict }), name: 'file', bucket: '', prefix: '' }
   }
-  throw new Error(`RESULT_STORAGE=${storage.scheme}://${storage.bucket}/${storage.prefix}: the ${storage.scheme} store is not in this build yet (use file:///dir)`)
+  const { scheme, bucket, prefix, settings } = storage
+  if (settings === undefined) throw new Error('a bucket result store needs its settings (src/config.ts fills them in)')
+  const stores = createStores(settings)
+  const store = await stores.storeFor({ scheme, bucket, key: prefix })
+  return { store, name: scheme, bucket, prefix }
 }
