@@ -3,7 +3,6 @@
 // the writes under way are done.
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
-import { DirectoryStore } from './directory-store.ts'
 import { openStore } from './open.ts'
 import { ResultStore } from './result-store.ts'
 
@@ -24,12 +23,11 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     app.decorate('resultStore', undefined)
     return
   }
-  const { store, name, bucket, prefix } = await openStore(storage, config, count => app.metrics.resultStoreEvictions.inc({ store: 'file' }, count))
-  if (store instanceof DirectoryStore) {
-    store.scanned.catch((err: unknown) => app.log.warn({ err, store: name }, 'result store: the directory could not be read at start; its reads and writes will fail and count as errors'))
-  }
+  const { open, scheme, name, bucket, prefix, directory } = openStore(storage, config, count => app.metrics.resultStoreEvictions.inc({ store: 'file' }, count))
+  directory?.scanned.catch((err: unknown) => app.log.warn({ err, store: name }, 'result store: the directory could not be read at start; its reads and writes will fail and count as errors'))
   const results = new ResultStore({
-    store,
+    open,
+    scheme,
     name,
     bucket,
     prefix,

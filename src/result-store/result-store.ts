@@ -3,7 +3,7 @@
 // one wait long: a read that takes longer than READ_TIMEOUT_MS, or fails, is a miss (counted, logged); a
 // write starts after the reply is sent, is bounded in time and in number, and its failure is only counted
 // and logged. Identical lookups at once share one read.
-import type { ObjectLocation, ObjectStore } from '../stores/store.ts'
+import type { ObjectLocation, ObjectStore, StoreScheme } from '../stores/store.ts'
 import { decodeEntry, encodeEntry, type StoredReply } from './entry.ts'
 import { entryPath } from './key.ts'
 
@@ -20,7 +20,12 @@ export type ReadOutcome = 'hit' | 'miss' | 'error' | 'timeout'
 export type WriteOutcome = 'ok' | 'error' | 'skipped'
 
 export interface ResultStoreOptions {
-  store: ObjectStore
+  /**
+   * Makes the store, on the first lookup: a bucket store's SDK is then loaded by the first GET URL, not at start
+   * (tens of MB a replica that has served nothing does not carry). A failed open is tried again next time.
+   */
+  open: () => Promise<ObjectStore>
+  scheme: StoreScheme
   /** The store's name in metrics and logs: file, s3, gs or abs. */
   name: string
   /** The bucket or container ('' for a directory) and the key prefix ('' or ending in '/'). */
@@ -42,14 +47,24 @@ export class ResultStore {
   readonly #reading = new Map<string, Promise<{ outcome: ReadOutcome, reply?: StoredReply }>>()
   readonly #writing = new Map<string, Promise<void>>()
   readonly #logged = new Map<string, number>()
+  #opened: Promise<ObjectStore> | undefined
 
   constructor (options: ResultStoreOptions) {
     this.name = options.name
     this.#options = options
   }
 
+  #store (): Promise<ObjectStore> {
+    if (this.#opened === undefined) {
+      const opening = this.#options.open()
+      this.#opened = opening
+      opening.catch(() => { if (this.#opened === opening) this.#opened = undefined })
+    }
+    return this.#opened
+  }
+
   #location (key: string): ObjectLocation {
-    return { scheme: this.#options.store.scheme, bucket: this.#options.bucket, key: `${this.#options.prefix}${entryPath(key)}` }
+    return { scheme: this.#options.scheme, bucket: this.#options.bucket, key: `${this.#options.prefix}${entryPath(key)}` }
   }
 
   #now (): number { return (this.#options.now ?? Date.now)() }
@@ -70,9 +85,17 @@ export class ResultStore {
     const location = this.#location(key)
     const stop = new AbortController()
     let timer: NodeJS.Timeout | undefined
+    let store: ObjectStore
+    try {
+      // Outside the read's timeout: a bucket store's first open loads its SDK once (~100 ms), a cost no later read pays.
+      store = await this.#store()
+    } catch (err) {
+      this.#warn('open', { store: this.name, err }, 'result store: the store could not be opened, served as a miss')
+      return { outcome: 'error' }
+    }
     const late = new Promise<'late'>(resolve => { timer = setTimeout(() => resolve('late'), this.#options.readTimeoutMs ?? READ_TIMEOUT_MS) })
     const reading = (async () => {
-      const answer = await this.#options.store.read(location, { signal: stop.signal })
+      const answer = await store.read(location, { signal: stop.signal })
       return Buffer.concat(await answer.body.toArray({ signal: stop.signal }))
     })()
     try {
@@ -106,11 +129,11 @@ export class ResultStore {
     if (this.#writing.has(key)) return
     if (this.#writing.size >= MAX_WRITES || reply.body.length > this.#options.maxEntryBytes) return count('skipped')
     const bytes = encodeEntry({ ...reply, expires: this.#now() + this.#options.ttlMs })
-    const writing = this.#options.store.write(this.#location(key), bytes, {
+    const writing = this.#store().then(store => store.write(this.#location(key), bytes, {
       contentType: 'application/octet-stream',
       metadata: { etag: reply.etag },
       signal: AbortSignal.timeout(WRITE_TIMEOUT_MS)
-    }).then(() => count('ok'), (err: unknown) => {
+    })).then(() => count('ok'), (err: unknown) => {
       count('error')
       this.#warn('write', { store: this.name, err }, 'result store: a write failed; the reply was served')
     }).finally(() => this.#writing.delete(key))
@@ -120,7 +143,8 @@ export class ResultStore {
   /** Waits for the writes under way (each bounded by WRITE_TIMEOUT_MS), then closes the store. */
   async close (): Promise<void> {
     await Promise.all(this.#writing.values())
-    await this.#options.store.close()
+    const opened = await this.#opened?.catch(() => undefined)
+    await opened?.close()
   }
 
   /** Logs a failure, at most once per LOG_EVERY_MS for each kind: a store that is down fails every request. */
