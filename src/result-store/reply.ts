@@ -1,7 +1,7 @@
 // How a kept GET-URL result goes out (from the in-memory memo or the result store), and how a miss's reply
 // is kept once it is sent. A kept result answers exactly as its miss did: the same ETag, Content-Type,
 // Content-Disposition, Cache-Control and Vary, and 304 when If-None-Match matches.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { notModified } from '../routes/image-reply.ts'
 import type { StoredReply } from './entry.ts'
 
@@ -13,7 +13,17 @@ export function sendKept (request: FastifyRequest, reply: FastifyReply, kept: St
   return reply.headers(kept.headers).header('etag', kept.etag).header('cache-control', cacheControl).send(kept.body)
 }
 
-/** Runs `keep` once the reply has gone out, so that keeping it never delays it (nothing if the client left first). */
-export function afterSent (reply: FastifyReply, keep: () => void): void {
-  reply.raw.once('finish', keep)
+/** The app's result store's entry for `key` (undefined: no store, or a miss) and the Server-Timing a hit sends. */
+export async function lookUp (app: FastifyInstance, key: string | undefined): Promise<{ kept: StoredReply, timing: string } | undefined> {
+  const store = app.resultStore
+  if (store === undefined || key === undefined) return undefined
+  const started = performance.now()
+  const kept = await store.get(key)
+  return kept === undefined ? undefined : { kept, timing: `result;desc="${store.name}";dur=${(performance.now() - started).toFixed(1)}` }
+}
+
+/** Keeps a miss's reply in the app's result store once it has gone out (nothing without a store). */
+export function keepAfterSent (app: FastifyInstance, reply: FastifyReply, key: string | undefined, kept: StoredReply): void {
+  const store = app.resultStore
+  if (store !== undefined && key !== undefined) reply.raw.once('finish', () => store.put(key, kept))
 }

@@ -12,7 +12,7 @@ import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizeP
 import type { SpooledSource } from '../sources/spool.ts'
 import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { resultKey } from '../result-store/key.ts'
-import { afterSent, sendKept } from '../result-store/reply.ts'
+import { keepAfterSent, lookUp, sendKept } from '../result-store/reply.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
@@ -140,15 +140,11 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     app.metrics.resultMemo.inc({ outcome: memoised === undefined ? 'miss' : 'hit' })
     if (memoised !== undefined) return sendKept(request, reply, memoised, { negotiated, cacheControl })
     // The result store (RESULT_STORAGE) that replicas share: by what the reply is made of, not by signature.
-    const store = app.resultStore
-    const storeKey = store === undefined ? undefined : resultKey({ kind: 'image', source, options: normalisedOptions(options), format: format ?? '', defaultQuality: config.formatQuality })
-    if (store !== undefined && storeKey !== undefined) {
-      const started = performance.now()
-      const stored = await store.get(storeKey)
-      if (stored !== undefined) {
-        memo.set(key, stored)
-        return sendKept(request, reply, stored, { negotiated, cacheControl, timing: `result;desc="${store.name}";dur=${(performance.now() - started).toFixed(1)}` })
-      }
+    const storeKey = app.resultStore === undefined ? undefined : resultKey({ kind: 'image', source, options: normalisedOptions(options), format: format ?? '', defaultQuality: config.formatQuality })
+    const stored = await lookUp(app, storeKey)
+    if (stored !== undefined) {
+      memo.set(key, stored.kept)
+      return sendKept(request, reply, stored.kept, { negotiated, cacheControl, timing: stored.timing })
     }
     const etagOf = (identity: string) => entityTag(identity, 'url', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality })
     return shared.withShared(key, request.clientGone, async (signal) => {
@@ -182,7 +178,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       const disposed = reply.getHeader('content-disposition')
       const kept = { etag, body: Buffer.from(data.buffer, data.byteOffset, data.byteLength), headers: { 'content-type': `image/${made}`, ...(typeof disposed === 'string' ? { 'content-disposition': disposed } : {}) } }
       memo.set(key, kept)
-      if (storeKey !== undefined) afterSent(reply, () => store!.put(storeKey, kept))
+      keepAfterSent(app, reply, storeKey, kept)
       return sendImage(reply, result, etag, negotiated, cacheControl)
     })
   })

@@ -14,9 +14,9 @@ export const KEY = Buffer.from('943b421c9eb07c830af81030552c86009268de4e532ba2ee
 export const SALT = Buffer.from('520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5', 'hex')
 export const SIGNING = { URL_SIGNING_KEYS: KEY.toString('hex'), URL_SIGNING_SALTS: SALT.toString('hex') }
 
-/** A loopback origin serving a real JPEG at any path, counting the requests it answers. */
-export async function photoOrigin (t: TestContext) {
-  const photo = await media('jpeg')
+/** A loopback origin serving a real JPEG (or `photo`) at any path, counting the requests it answers. */
+export async function photoOrigin (t: TestContext, given?: Buffer) {
+  const photo = given ?? await media('jpeg')
   const hits: string[] = []
   const server = createServer((req, res) => {
     hits.push(req.url!)
