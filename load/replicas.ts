@@ -155,6 +155,8 @@ async function run (kind: string) {
   const hits: Sample[] = []
   for (let round = 0; round < HIT_ROUNDS; round++) for (let n = 0; n < URLS; n++) hits.push(await get(direct.base, paths[n]!, n))
   const storeHits = hits.filter(s => s.kind === 'store hit').map(s => s.ms)
+  const others = hits.filter(s => s.kind !== 'store hit')
+  if (others.length > 0) say(`not store hits: ${others.length} (statuses ${JSON.stringify([...new Set(others.map(s => s.status))])}, kinds ${JSON.stringify([...new Set(others.map(s => s.kind))])})`)
   say(`| store hit, straight to a replica with the memo off (${HIT_ROUNDS} rounds of ${URLS}, one at a time) | ${storeHits.length} of ${hits.length} | ${f(percentile(storeHits, 50))} | ${f(percentile(storeHits, 99))} |`)
   say(`\nidle RSS with RESULT_STORAGE set (MB, 1 s after start): ${idle.map(f).join(', ')}; after the run: ${replicas.map(r => f(rssMb(r.pid))).join(', ')}`)
 }
