@@ -81,7 +81,7 @@ export const CONFIG_SCHEMA = Type.Object({
   RESULT_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10, description: 'how long a kept GET URL reply may answer identical requests (0: off)' }),
   RESULT_STORAGE: Type.String({ default: '', description: 'where GET URL results are kept for every replica: file:///dir, or a bucket prefix s3://bucket/prefix, gs://bucket/prefix, abs://container/prefix (empty: no result store)' }),
   RESULT_STORAGE_SECONDS: Type.Integer({ minimum: 1, maximum: 31536000, default: 86400, description: 'how long a kept GET URL result may answer, in seconds (a changed source shows after at most this; cb in the URL changes it at once)' }),
-  RESULT_STORAGE_BYTES: Type.Integer({ minimum: 1048576, maximum: 1099511627776, default: 1073741824, description: 'a file:// result store keeps at most this many bytes, removing the oldest entries first (buckets: use a lifecycle rule)' }),
+  RESULT_STORAGE_BYTES: Type.Integer({ minimum: 1, maximum: 1099511627776, default: 1073741824, description: 'a file:// result store keeps at most this many bytes, removing the oldest entries first (buckets: use a lifecycle rule)' }),
   FORMAT_QUALITY: Type.String({ default: 'jpeg=80,webp=79,avif=63', description: 'default quality of GET URL replies per format, as imgproxy\'s IMGPROXY_FORMAT_QUALITY (1-100 each; a format not named: 80)' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
 })

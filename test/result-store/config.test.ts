@@ -28,7 +28,8 @@ test('a bad value is one line naming RESULT_STORAGE*', () => {
     [{ RESULT_STORAGE: 's3://A_B/x' }, /^RESULT_STORAGE "s3:\/\/A_B\/x": "A_B" is not a bucket/],
     [{ RESULT_STORAGE: 'abs://thumbs' }, /^RESULT_STORAGE=abs:\/\/thumbs needs ABS_NAME/],
     [{ RESULT_STORAGE_SECONDS: '0' }, /RESULT_STORAGE_SECONDS/],
-    [{ RESULT_STORAGE_BYTES: '1000' }, /RESULT_STORAGE_BYTES/]
+    [{ RESULT_STORAGE_BYTES: '0' }, /RESULT_STORAGE_BYTES/],
+    [{ RESULT_STORAGE_SECONDS: '31536001' }, /RESULT_STORAGE_SECONDS/]
   ] as const) {
     assert.throws(() => loadConfig(env), (err: Error) => err instanceof ConfigError && pattern.test(err.message) && !err.message.includes('\n'), JSON.stringify(env))
   }
