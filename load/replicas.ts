@@ -74,6 +74,22 @@ async function metric (base: string, pattern: string): Promise<number> {
   return [...text.matchAll(new RegExp(pattern, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0)
 }
 
+/**
+ * A replica that is surely ours: server-process.ts finds a free port, then the server binds it, and on a busy
+ * machine another process may take it between the two and answer /health in its place. Our key must be taken.
+ */
+async function startReplica (env: Record<string, string>): Promise<ServerHandle> {
+  for (let attempt = 1; ; attempt++) {
+    const replica = await startServer(env).catch((err: Error) => { if (attempt === 3) throw err })
+    if (replica !== undefined) {
+      const ours = await fetch(`${replica.base}/api/hash`, { method: 'POST', headers: { authorization: `Bearer ${replica.apiKey}`, 'content-type': 'application/octet-stream' }, body: 'x' })
+      if (ours.status !== 401) return replica
+      await replica.stop()
+    }
+    if (attempt === 3) throw new Error('no replica of ours came up in 3 attempts (its port taken by another server)')
+  }
+}
+
 function kindOf (timing: string | null): Kind {
   if (timing?.startsWith('result;') === true) return 'store hit'
   return timing?.includes('work;') === true ? 'miss' : 'memo hit'
@@ -113,7 +129,7 @@ async function run (kind: string) {
   }
   const replicas: ServerHandle[] = []
   for (let n = 0; n < REPLICAS; n++) {
-    const replica = await startServer(env)
+    const replica = await startReplica(env)
     cleanups.push(() => replica.stop())
     replicas.push(replica)
   }
@@ -150,7 +166,7 @@ async function run (kind: string) {
   }
 
   // A fourth replica without the memo: every request a store hit, straight to it on loopback, one at a time.
-  const direct = await startServer({ ...env, RESULT_CACHE_BYTES: '0' })
+  const direct = await startReplica({ ...env, RESULT_CACHE_BYTES: '0' })
   cleanups.push(() => direct.stop())
   const hits: Sample[] = []
   for (let round = 0; round < HIT_ROUNDS; round++) for (let n = 0; n < URLS; n++) hits.push(await get(direct.base, paths[n]!, n))
