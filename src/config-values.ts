@@ -49,7 +49,7 @@ export function signingKeys (keys: string[], salts: string[]): SigningKey[] {
   }
 }
 
-/** The store settings (src/stores/settings.ts): a scheme's entry only when it is switched on. */
+/** The store settings (src/stores/settings.ts): how to reach each store, and which schemes sources may name. */
 type StoreEnv = Record<'USE_S3' | 'S3_FORCE_PATH_STYLE' | 'USE_GCS' | 'USE_ABS', boolean> & { FETCH_TIMEOUT_MS: number } &
   Record<'S3_ENDPOINT' | 'S3_REGION' | 'S3_ALLOWED_BUCKETS' | 'S3_DENIED_BUCKETS' | 'GCS_ENDPOINT' | 'GCS_KEY' | 'GCS_ALLOWED_BUCKETS' | 'GCS_DENIED_BUCKETS' |
   'ABS_NAME' | 'ABS_KEY' | 'ABS_ENDPOINT' | 'ABS_ALLOWED_CONTAINERS' | 'ABS_DENIED_CONTAINERS' | 'LOCAL_FILESYSTEM_ROOT', string>
@@ -77,17 +77,13 @@ export function storeSettings (env: StoreEnv): StoreSettings {
   if (env.LOCAL_FILESYSTEM_ROOT !== '' && !isAbsolute(env.LOCAL_FILESYSTEM_ROOT)) throw new ConfigError(`LOCAL_FILESYSTEM_ROOT must be an absolute path (got "${env.LOCAL_FILESYSTEM_ROOT}")`)
   const lists = (allowed: string, denied: string) => ({ allowed: Object.freeze(list(allowed)), denied: Object.freeze(list(denied)) })
   const optional = (value: string) => value === '' ? undefined : value
+  const on = { s3: env.USE_S3, gs: env.USE_GCS, abs: env.USE_ABS, local: env.LOCAL_FILESYSTEM_ROOT !== '' }
   return Object.freeze({
     timeoutMs: env.FETCH_TIMEOUT_MS,
-    s3: env.USE_S3
-      ? Object.freeze({ endpoint: s3Endpoint, region: optional(env.S3_REGION), forcePathStyle: env.S3_FORCE_PATH_STYLE, ...lists(env.S3_ALLOWED_BUCKETS, env.S3_DENIED_BUCKETS) })
-      : undefined,
-    gs: env.USE_GCS
-      ? Object.freeze({ endpoint: gcsEndpoint, key: optional(env.GCS_KEY), ...lists(env.GCS_ALLOWED_BUCKETS, env.GCS_DENIED_BUCKETS) })
-      : undefined,
-    abs: env.USE_ABS
-      ? Object.freeze({ name: env.ABS_NAME, key: optional(env.ABS_KEY), endpoint: absEndpoint, ...lists(env.ABS_ALLOWED_CONTAINERS, env.ABS_DENIED_CONTAINERS) })
-      : undefined,
+    sources: Object.freeze((['s3', 'gs', 'abs', 'local'] as const).filter(scheme => on[scheme])),
+    s3: Object.freeze({ endpoint: s3Endpoint, region: optional(env.S3_REGION), forcePathStyle: env.S3_FORCE_PATH_STYLE, ...lists(env.S3_ALLOWED_BUCKETS, env.S3_DENIED_BUCKETS) }),
+    gs: Object.freeze({ endpoint: gcsEndpoint, key: optional(env.GCS_KEY), ...lists(env.GCS_ALLOWED_BUCKETS, env.GCS_DENIED_BUCKETS) }),
+    abs: Object.freeze({ name: env.ABS_NAME, key: optional(env.ABS_KEY), endpoint: absEndpoint, ...lists(env.ABS_ALLOWED_CONTAINERS, env.ABS_DENIED_CONTAINERS) }),
     local: env.LOCAL_FILESYSTEM_ROOT === '' ? undefined : Object.freeze({ root: env.LOCAL_FILESYSTEM_ROOT })
   })
 }

@@ -1,5 +1,7 @@
-// What src/config.ts reads for the stores: one entry per scheme, absent while that scheme is off. Plain data,
-// so the stores and their tests take it without the rest of the config. Credentials are not here (except the
+// What src/config.ts reads for the stores: how to reach each one, and which schemes are on for sources. The
+// connection settings are there even for a scheme that is off for sources, so that the result store or a job's
+// output can be written to a bucket no client may read from. Plain data, so the stores and their tests take it
+// without the rest of the config. Credentials are not here (except the
 // two that imgproxy also takes as settings, GCS_KEY and ABS_KEY): each SDK finds them in its cloud's chain.
 
 export interface BucketLists {
@@ -38,9 +40,13 @@ export interface LocalSettings {
 }
 
 export interface StoreSettings {
-  readonly s3?: S3Settings
-  readonly gs?: GcsSettings
-  readonly abs?: AbsSettings
+  /** The schemes sources may name: USE_S3, USE_GCS, USE_ABS, LOCAL_FILESYSTEM_ROOT. */
+  readonly sources: readonly ('s3' | 'gs' | 'abs' | 'local')[]
+  readonly s3: S3Settings
+  readonly gs: GcsSettings
+  /** `name` is '' while ABS_NAME is unset (the Azure store cannot be made then). */
+  readonly abs: AbsSettings
+  /** Undefined while LOCAL_FILESYSTEM_ROOT is unset. */
   readonly local?: LocalSettings
   /** FETCH_TIMEOUT_MS: one request to a store, from connect to last byte. */
   readonly timeoutMs: number

@@ -39,6 +39,17 @@ test('each scheme is off until configured, and its refusal names the setting; bu
   }
 })
 
+test('the result store and job outputs take a store by scheme, off for sources or not; one store per scheme', async () => {
+  const stores = createStores(loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9', S3_FORCE_PATH_STYLE: 'true' }).stores)
+  const s3 = await stores.store('s3')
+  assert.equal(s3.scheme, 's3')
+  assert.equal(await stores.store('s3'), s3, 'made once')
+  await assert.rejects(stores.storeFor(parseStoreUrl('s3://b/k')), { code: 'THUMBD_SOURCE_FORBIDDEN' }, 'still off for sources')
+  await assert.rejects(stores.store('abs'), /ABS_NAME/)
+  await assert.rejects(stores.store('local'), /LOCAL_FILESYSTEM_ROOT/)
+  await stores.close()
+})
+
 test('store settings are checked at start, one line naming the variable, never echoing a key', () => {
   assert.throws(() => loadConfig({ USE_ABS: 'true' }), /USE_ABS=true needs ABS_NAME/)
   assert.throws(() => loadConfig({ S3_ENDPOINT: 'ftp://x' }), /^ConfigError: S3_ENDPOINT must be an http\(s\) URL/)
@@ -47,6 +58,8 @@ test('store settings are checked at start, one line naming the variable, never e
   const config = loadConfig({ USE_S3: 'true', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'true', LOCAL_FILESYSTEM_ROOT: '/srv/media' })
   assert.deepEqual(config.stores.s3, { endpoint: 'http://127.0.0.1:9000', region: undefined, forcePathStyle: true, allowed: [], denied: [] })
   assert.deepEqual(config.stores.local, { root: '/srv/media' })
-  assert.equal(config.stores.gs, undefined)
+  assert.deepEqual(config.stores.sources, ['s3', 'local'])
+  // gs is off for sources, its settings there all the same (for the result store, job outputs).
+  assert.deepEqual(config.stores.gs, { endpoint: undefined, key: undefined, allowed: [], denied: [] })
   assert.ok(Object.isFrozen(config.stores) && Object.isFrozen(config.stores.s3))
 })

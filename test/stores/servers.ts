@@ -80,9 +80,9 @@ async function startProcess (name: string, command: string, args: (port: number)
 export const S3_ACCESS = 'thumbd-test-access'
 export const S3_SECRET = 'thumbd-test-secret-0123456789'
 
-export function startVersitygw (until: { after (fn: () => void): void }): Promise<Running> {
-  const root = tempFolder('thumbd-versitygw-', until)
-  for (const dir of ['data', 'versions']) mkdirSync(join(root, dir))
+/** `root`: a folder of data/ and versions/ to keep (the bench's); by default a temp folder removed `until`. */
+export function startVersitygw (until: { after (fn: () => void): void }, root = tempFolder('thumbd-versitygw-', until)): Promise<Running> {
+  for (const dir of ['data', 'versions']) mkdirSync(join(root, dir), { recursive: true })
   return startProcess('versitygw', serverBinary('versitygw'), port =>
     ['--port', `127.0.0.1:${port}`, '--access', S3_ACCESS, '--secret', S3_SECRET, '--quiet', 'posix', '--versioning-dir', join(root, 'versions'), join(root, 'data')])
 }

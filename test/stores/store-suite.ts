@@ -111,6 +111,9 @@ export function storeSuite (name: string, made: Harness | string): void {
     refused(res, 502, 'SOURCE_FETCH_FAILED', new RegExp(`${h.scheme}://${h.bucket} refused access`))
     for (const leak of [secret, ...(h.secrets ?? [])]) assert.ok(!res.body.includes(leak) && !logs.text().includes(leak), 'no secret leaked')
     assert.match(logs.text(), /refused access/, 'logged')
+    // Nor the signed request: the SDKs' errors carry it, and only their name and status may reach the log.
+    assert.doesNotMatch(logs.text(), /AWS4-HMAC-SHA256|X-Amz-(Signature|Credential)|SharedKey |authorization/i, 'no signed request in the log')
+    t.diagnostic(logs.text().split('\n').find(line => line.includes('refused access')) ?? '')
   })
 
   it('keys with %, #, ?, +, spaces and non-ASCII, in every spelling', async (t) => {
