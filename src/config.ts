@@ -225,7 +225,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   })
 }
 
-/** RESULT_STORAGE, a bucket with its scheme's store settings (endpoint, region, path style, key) switched on. */
+/** RESULT_STORAGE: a bucket is reached with its scheme's connection settings (stores.ts), whether sources may name it or not. */
 function resultStorage (env: Env): ResultStorage | undefined {
   let storage: ResultStorage | undefined
   try {
@@ -233,23 +233,8 @@ function resultStorage (env: Env): ResultStorage | undefined {
   } catch (err) {
     throw new ConfigError((err as Error).message)
   }
-  if (storage?.kind !== 'bucket') return storage === undefined ? undefined : Object.freeze(storage)
-  if (storage.scheme === 'abs' && env.ABS_NAME === '') throw new ConfigError(`RESULT_STORAGE=${env.RESULT_STORAGE} needs ABS_NAME, the storage account`)
-  const none = ''
-  const settings = storeSettings({
-    ...env,
-    USE_S3: storage.scheme === 's3',
-    USE_GCS: storage.scheme === 'gs',
-    USE_ABS: storage.scheme === 'abs',
-    S3_ALLOWED_BUCKETS: none,
-    S3_DENIED_BUCKETS: none,
-    GCS_ALLOWED_BUCKETS: none,
-    GCS_DENIED_BUCKETS: none,
-    ABS_ALLOWED_CONTAINERS: none,
-    ABS_DENIED_CONTAINERS: none,
-    LOCAL_FILESYSTEM_ROOT: none
-  })
-  return Object.freeze({ ...storage, settings })
+  if (storage?.kind === 'bucket' && storage.scheme === 'abs' && env.ABS_NAME === '') throw new ConfigError(`RESULT_STORAGE=${env.RESULT_STORAGE} needs ABS_NAME, the storage account`)
+  return storage === undefined ? undefined : Object.freeze(storage)
 }
 
 /**

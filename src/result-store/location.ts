@@ -3,7 +3,6 @@
 // as a ConfigError naming the variable.
 import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { StoreSettings } from '../stores/settings.ts'
 
 export type ResultStorage =
   | { kind: 'directory', path: string }
@@ -13,12 +12,8 @@ export interface BucketStorage {
   kind: 'bucket'
   scheme: 's3' | 'gs' | 'abs'
   bucket: string
+  /** '' or ending in '/'. */
   prefix: string
-  /**
-   * The scheme's settings (S3_ENDPOINT ..., filled in by src/config.ts) whether or not its sources are on, and
-   * without their bucket lists: those guard what URLs may read, not where thumbd keeps its own results.
-   */
-  settings?: StoreSettings
 }
 
 const USAGE = 'file:///absolute/dir, s3://bucket[/prefix], gs://bucket[/prefix] or abs://container[/prefix]'

@@ -1,9 +1,9 @@
-// The ObjectStore that RESULT_STORAGE names: the bounded directory store, or a bucket store of src/stores/
-// made by its registry, which imports the scheme's SDK only then (a replica without a bucket result store
-// never loads one). The result store has its own store instance, apart from the sources': the sources' bucket
-// lists guard what URLs may read, not where thumbd keeps its own results.
+// The ObjectStore that RESULT_STORAGE names: the bounded directory store, or the bucket store of its scheme
+// from app.stores (src/stores/registry.ts), which imports the scheme's SDK only then (a replica without a
+// bucket result store never loads one), shared with sources of that scheme. Taken by scheme, with no source
+// policy: USE_S3 and the bucket lists guard what URLs may read, not where thumbd keeps its own results.
 import type { Config } from '../config.ts'
-import { createStores } from '../stores/registry.ts'
+import type { Stores } from '../stores/registry.ts'
 import type { ObjectStore, StoreScheme } from '../stores/store.ts'
 import { DirectoryStore } from './directory-store.ts'
 import type { ResultStorage } from './location.ts'
@@ -20,14 +20,12 @@ export interface OpenedStore {
   directory?: DirectoryStore
 }
 
-export function openStore (storage: ResultStorage, config: Config, onEvict: (count: number) => void): OpenedStore {
+export function openStore (storage: ResultStorage, config: Config, stores: Stores, onEvict: (count: number) => void): OpenedStore {
   if (storage.kind === 'directory') {
     const directory = new DirectoryStore({ root: storage.path, maxBytes: config.resultStorageBytes, onEvict })
     return { open: async () => directory, scheme: 'local', name: 'file', bucket: '', prefix: '', directory }
   }
-  const { scheme, bucket, prefix, settings } = storage
-  if (settings === undefined) throw new Error('a bucket result store needs its settings (src/config.ts fills them in)')
-  // A registry of its own: a failed load is tried again on the next call; closing the store closes its client.
-  const stores = createStores(settings)
-  return { open: () => stores.storeFor({ scheme, bucket, key: prefix }), scheme, name: scheme, bucket, prefix }
+  const { scheme, bucket, prefix } = storage
+  // app.stores closes it with the app.
+  return { open: () => stores.store(scheme), scheme, name: scheme, bucket, prefix }
 }

@@ -23,7 +23,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     app.decorate('resultStore', undefined)
     return
   }
-  const { open, scheme, name, bucket, prefix, directory } = openStore(storage, config, count => app.metrics.resultStoreEvictions.inc({ store: 'file' }, count))
+  const { open, scheme, name, bucket, prefix, directory } = openStore(storage, config, app.stores, count => app.metrics.resultStoreEvictions.inc({ store: 'file' }, count))
   directory?.scanned.catch((err: unknown) => app.log.warn({ err, store: name }, 'result store: the directory could not be read at start; its reads and writes will fail and count as errors'))
   const results = new ResultStore({
     open,
@@ -38,5 +38,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     onWrite: outcome => app.metrics.resultStoreWrites.inc({ store: name, outcome })
   })
   app.decorate('resultStore', results)
-  app.addHook('onClose', () => results.close())
-}, { name: 'result-store', dependencies: ['metrics'] })
+  // Writes under way finish first; a bucket store is app.stores', closed by the sources plugin after this.
+  app.addHook('onClose', async () => {
+    await results.close()
+    await directory?.close()
+  })
+}, { name: 'result-store', dependencies: ['metrics', 'sources'] })

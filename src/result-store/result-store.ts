@@ -140,11 +140,9 @@ export class ResultStore {
     this.#writing.set(key, writing)
   }
 
-  /** Waits for the writes under way (each bounded by WRITE_TIMEOUT_MS), then closes the store. */
+  /** Waits for the writes under way (each bounded by WRITE_TIMEOUT_MS); the store is closed by whoever made it. */
   async close (): Promise<void> {
     await Promise.all(this.#writing.values())
-    const opened = await this.#opened?.catch(() => undefined)
-    await opened?.close()
   }
 
   /** Logs a failure, at most once per LOG_EVERY_MS for each kind: a store that is down fails every request. */

@@ -5,19 +5,14 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 
-test('a directory, or a bucket prefix with its scheme\'s settings (sources stay off, bucket lists not applied)', () => {
+test('a directory, or a bucket prefix reached with its scheme\'s settings while its sources stay off', () => {
   assert.equal(loadConfig({}).resultStorage, undefined)
   assert.deepEqual(loadConfig({ RESULT_STORAGE: 'file:///var/cache/thumbd/' }).resultStorage, { kind: 'directory', path: '/var/cache/thumbd' })
-  const config = loadConfig({ RESULT_STORAGE: 's3://thumbs/results/v1/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'true', S3_ALLOWED_BUCKETS: 'media' })
-  const storage = config.resultStorage
-  assert.equal(storage?.kind, 'bucket')
-  if (storage?.kind !== 'bucket') return
-  assert.deepEqual([storage.scheme, storage.bucket, storage.prefix], ['s3', 'thumbs', 'results/v1/'])
-  assert.equal(storage.settings?.s3?.endpoint, 'http://127.0.0.1:9000')
-  assert.equal(storage.settings?.s3?.forcePathStyle, true)
-  assert.deepEqual(storage.settings?.s3?.allowed, [], 'S3_ALLOWED_BUCKETS guards sources, not the result store')
-  assert.equal(config.stores.s3, undefined, 's3:// sources stay off')
-  assert.equal(loadConfig({ RESULT_STORAGE: 'gs://thumbs' }).resultStorage?.kind, 'bucket')
+  const config = loadConfig({ RESULT_STORAGE: 's3://thumbs/results/v1/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'true' })
+  assert.deepEqual(config.resultStorage, { kind: 'bucket', scheme: 's3', bucket: 'thumbs', prefix: 'results/v1/' })
+  assert.equal(config.stores.s3.endpoint, 'http://127.0.0.1:9000')
+  assert.ok(!config.stores.sources.includes('s3'), 's3:// sources stay off')
+  assert.deepEqual(loadConfig({ RESULT_STORAGE: 'gs://thumbs' }).resultStorage, { kind: 'bucket', scheme: 'gs', bucket: 'thumbs', prefix: '' })
 })
 
 test('a bad value is one line naming RESULT_STORAGE*', () => {
