@@ -53,9 +53,11 @@ export function createGcsStore (settings: GcsSettings, timeoutMs: number): Objec
     const asked = rangeOf(range)
     const pinned = generationOf(ifRange)
     const body = fileOf(location, pinned).createReadStream({ start: asked?.start, end: asked?.end, decompress: false, validation: false })
+    const aborted = () => body.destroy(signal?.reason as Error)
     const answered = new Promise<IncomingMessage>((resolve, reject) => {
       body.once('response', resolve).once('error', reject)
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true })
+      signal?.addEventListener('abort', aborted, { once: true })
+      if (signal?.aborted === true) aborted()
     })
     body.read(0) // the request starts on the first read
     let response: IncomingMessage
@@ -64,6 +66,8 @@ export function createGcsStore (settings: GcsSettings, timeoutMs: number): Objec
     } catch (err) {
       body.destroy()
       throw err
+    } finally {
+      signal?.removeEventListener('abort', aborted)
     }
     const status = response.statusCode ?? 0
     if (status === 416 && asked !== undefined) { // "bytes=0-" of an empty object: the whole of it, as a server ignoring Range
