@@ -18,6 +18,7 @@ import jobs from './plugins/jobs.ts'
 import lifecycle from './plugins/lifecycle.ts'
 import mediaTools from './plugins/media-tools.ts'
 import metrics from './plugins/metrics.ts'
+import resultStore from './result-store/plugin.ts'
 import slowClients, { serverTimeouts } from './plugins/slow-clients.ts'
 import sources from './plugins/sources.ts'
 import tempFiles from './plugins/temp-files.ts'
@@ -74,6 +75,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
   await fastify.register(slowClients, { config })
   await fastify.register(sources, { config })
   await fastify.register(auth, { config })
+  await fastify.register(resultStore, { config })
 
   await fastify.register(healthRoutes)
   // Job routes: bearer key, drain gate, admission and the body's pacing before any byte of the body is read.

@@ -12,6 +12,7 @@ import { ConfigError, formatQuality, list, presets, signingKeys, storeSettings }
 import type { SigningKey } from './signed-urls/signature.ts'
 import type { StoreSettings } from './stores/settings.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
+import { parseResultStorage, type ResultStorage } from './result-store/location.ts'
 
 export { ConfigError }
 
@@ -78,6 +79,9 @@ export const CONFIG_SCHEMA = Type.Object({
   URL_CACHE_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 31536000, default: 31536000, description: 'Cache-Control max-age of GET URL replies' }),
   RESULT_CACHE_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 33554432, description: 'bytes of recent GET URL replies kept in memory to answer identical requests just after (0: off)' }),
   RESULT_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10, description: 'how long a kept GET URL reply may answer identical requests (0: off)' }),
+  RESULT_STORAGE: Type.String({ default: '', description: 'where GET URL results are kept for every replica: file:///dir, or a bucket prefix s3://bucket/prefix, gs://bucket/prefix, abs://container/prefix (empty: no result store)' }),
+  RESULT_STORAGE_SECONDS: Type.Integer({ minimum: 1, maximum: 31536000, default: 86400, description: 'how long a kept GET URL result may answer, in seconds (a changed source shows after at most this; cb in the URL changes it at once)' }),
+  RESULT_STORAGE_BYTES: Type.Integer({ minimum: 1, maximum: 1099511627776, default: 1073741824, description: 'a file:// result store keeps at most this many bytes, removing the oldest entries first (buckets: use a lifecycle rule)' }),
   FORMAT_QUALITY: Type.String({ default: 'jpeg=80,webp=79,avif=63', description: 'default quality of GET URL replies per format, as imgproxy\'s IMGPROXY_FORMAT_QUALITY (1-100 each; a format not named: 80)' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
 })
@@ -139,6 +143,10 @@ export interface Config {
   readonly urlCacheMaxAgeSeconds: number
   readonly resultCacheBytes: number
   readonly resultCacheSeconds: number
+  /** undefined: no result store. */
+  readonly resultStorage: ResultStorage | undefined
+  readonly resultStorageSeconds: number
+  readonly resultStorageBytes: number
   readonly formatQuality: Readonly<Record<'jpeg' | 'webp' | 'avif', number>>
 }
 
@@ -210,8 +218,23 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS,
     resultCacheBytes: parsed.RESULT_CACHE_BYTES,
     resultCacheSeconds: parsed.RESULT_CACHE_SECONDS,
+    resultStorage: resultStorage(parsed),
+    resultStorageSeconds: parsed.RESULT_STORAGE_SECONDS,
+    resultStorageBytes: parsed.RESULT_STORAGE_BYTES,
     formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY))
   })
+}
+
+/** RESULT_STORAGE: a bucket is reached with its scheme's connection settings (stores.ts), whether sources may name it or not. */
+function resultStorage (env: Env): ResultStorage | undefined {
+  let storage: ResultStorage | undefined
+  try {
+    storage = parseResultStorage(env.RESULT_STORAGE)
+  } catch (err) {
+    throw new ConfigError((err as Error).message)
+  }
+  if (storage?.kind === 'bucket' && storage.scheme === 'abs' && env.ABS_NAME === '') throw new ConfigError(`RESULT_STORAGE=${env.RESULT_STORAGE} needs ABS_NAME, the storage account`)
+  return storage === undefined ? undefined : Object.freeze(storage)
 }
 
 /**

@@ -27,6 +27,9 @@ export function createMetrics () {
     rangeRequests: new Counter({ name: 'thumbd_range_requests_total', help: 'Range requests made to origins for remote videos', registers: [registry] }),
     toolsInfo: new Gauge({ name: 'thumbd_tools_info', help: 'The decoders of this host: the ffmpeg build and what confines a decoder (1; for operators, not on /health)', labelNames: ['ffmpeg', 'sandbox'], registers: [registry] }),
     resultMemo: new Counter({ name: 'thumbd_result_memo_total', help: 'GET URL requests by whether a recent reply kept in memory answered them (hit) or not (miss)', labelNames: ['outcome'], registers: [registry] }),
+    resultStoreReads: new Counter({ name: 'thumbd_result_store_reads_total', help: 'GET URL lookups in the result store (RESULT_STORAGE) by store and outcome: hit, miss, error, timeout (error and timeout are served as misses)', labelNames: ['store', 'outcome'], registers: [registry] }),
+    resultStoreWrites: new Counter({ name: 'thumbd_result_store_writes_total', help: 'GET URL results written to the result store after their reply, by store and outcome: ok, error, skipped (too many writes under way, or too large)', labelNames: ['store', 'outcome'], registers: [registry] }),
+    resultStoreEvictions: new Counter({ name: 'thumbd_result_store_evictions_total', help: 'Entries a file:// result store removed to stay within RESULT_STORAGE_BYTES', labelNames: ['store'], registers: [registry] }),
     rangeBytes: new Counter({ name: 'thumbd_range_bytes_total', help: 'Bytes asked of origins by range requests for remote videos', registers: [registry] })
   }
 }

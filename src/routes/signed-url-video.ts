@@ -9,10 +9,16 @@ import { normalisedOptions, redenormalizePath, type ParsedPath, type ThumbdUrlOp
 import type { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signedUrlPath, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, notModified, sendImage } from './image-reply.ts'
+import { resultKey } from '../result-store/key.ts'
+import { keepAfterSent, lookUp, sendKept } from '../result-store/reply.ts'
 import { negotiate, videoOptions } from './options.ts'
 import { webVtt } from './storyboard.ts'
 import { DEFAULT_QUALITY } from '../../contract/limits.ts'
 import type { OutputFormat } from '../../contract/types.ts'
+
+const VTT = 'text/vtt; charset=utf-8'
+/** Where a kept .vtt's sprite URL goes (braces never appear in a signed URL's path): each hit puts its own there. */
+const SPRITE_STAND_IN = '{thumbd-sprite-url}'
 
 /** The quality q, fq or FORMAT_QUALITY give a format (80 for one none names). */
 export function urlQuality (options: ThumbdUrlOptions, format: OutputFormat, defaults: Config['formatQuality']): number {
@@ -34,6 +40,13 @@ export function videoReplies (app: FastifyInstance, { shared, config, cacheContr
     if (asked !== 'jpeg' && asked !== 'webp' && asked !== 'vtt') throw new errors.BadOptions('a storyboard\'s sprite is jpg or webp (or .vtt for its cues)')
     if (asked === 'vtt' && extension === undefined) throw new errors.BadOptions('ask for a storyboard\'s cues with the .vtt extension (its sprite is the same URL with .jpg)')
     const format = asked === 'vtt' ? 'jpeg' : asked
+    // A .vtt is kept with a stand-in for its sprite's URL, which each hit signs as its own request was signed.
+    const storeKey = app.resultStore === undefined ? undefined : resultKey({ kind: 'storyboard', source, options: normalisedOptions(options), format: asked, defaultQuality: config.formatQuality })
+    const stored = await lookUp(app, storeKey)
+    if (stored !== undefined) {
+      const body = asked === 'vtt' ? Buffer.from(stored.kept.body.toString().replaceAll(SPRITE_STAND_IN, spriteUrl(path, extension!, signer))) : stored.kept.body
+      return sendKept(request, reply, { ...stored.kept, body }, { negotiated: false, cacheControl, timing: stored.timing })
+    }
     return shared.withShared(`${redenormalizePath(path)}\n${asked}`, request.clientGone, async (signal) => {
       const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
       return { source: fetched, etag: entityTag(fetched.identity, 'storyboard', { ...normalisedOptions(options), format: asked, defaultQuality: config.formatQuality }) }
@@ -54,9 +67,13 @@ export function videoReplies (app: FastifyInstance, { shared, config, cacheContr
     }, async ({ etag }, storyboard) => {
       if (notModified(request, reply, etag, false, cacheControl)) return reply.send()
       const result = await storyboard()
-      if (asked !== 'vtt') return sendImage(reply, { ...result, value: { ...result.value, data: result.value.sprite } }, etag, false, cacheControl)
+      if (asked !== 'vtt') {
+        keepAfterSent(app, reply, storeKey, { etag, headers: { 'content-type': `image/${result.value.format}` }, body: Buffer.from(result.value.sprite.buffer, result.value.sprite.byteOffset, result.value.sprite.byteLength) })
+        return sendImage(reply, { ...result, value: { ...result.value, data: result.value.sprite } }, etag, false, cacheControl)
+      }
       const sprite = spriteUrl(path, extension!, signer)
-      return reply.header('content-type', 'text/vtt; charset=utf-8').header('etag', etag).header('cache-control', cacheControl).send(webVtt(result.value, sprite))
+      keepAfterSent(app, reply, storeKey, { etag, headers: { 'content-type': VTT }, body: Buffer.from(webVtt(result.value, SPRITE_STAND_IN)) })
+      return reply.header('content-type', VTT).header('etag', etag).header('cache-control', cacheControl).send(webVtt(result.value, sprite))
     })
   }
 
@@ -69,6 +86,9 @@ export function videoReplies (app: FastifyInstance, { shared, config, cacheContr
     if (asked !== 'webp' && asked !== 'gif' && asked !== 'auto') throw new errors.BadOptions('a video_thumbnail_animation is webp or gif')
     const format = asked === 'auto' ? (negotiate(request.headers.accept) === 'jpeg' ? 'gif' : 'webp') : asked
     const { step, delay, frames, frameWidth, frameHeight, fit, trim } = options.preview!
+    const storeKey = app.resultStore === undefined ? undefined : resultKey({ kind: 'preview', source, options: normalisedOptions(options), format, defaultQuality: config.formatQuality })
+    const stored = await lookUp(app, storeKey)
+    if (stored !== undefined) return sendKept(request, reply, stored.kept, { negotiated: asked === 'auto', cacheControl, timing: stored.timing })
     return shared.withShared(`${redenormalizePath(path)}\n${format}`, request.clientGone, async (signal) => {
       const fetched = await app.sources.fetchUrl(source, signal, { remoteVideos: true })
       return { source: fetched, etag: entityTag(fetched.identity, 'preview', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality }) }
@@ -93,7 +113,10 @@ export function videoReplies (app: FastifyInstance, { shared, config, cacheContr
       }, sharedStop(signal, fetched.failed))
     }, async ({ etag }, animation) => {
       if (notModified(request, reply, etag, asked === 'auto', cacheControl)) return reply.send()
-      return sendImage(reply, await animation(), etag, asked === 'auto', cacheControl)
+      const result = await animation()
+      const { data } = result.value
+      keepAfterSent(app, reply, storeKey, { etag, headers: { 'content-type': `image/${result.value.format}` }, body: Buffer.from(data.buffer, data.byteOffset, data.byteLength) })
+      return sendImage(reply, result, etag, asked === 'auto', cacheControl)
     })
   }
 

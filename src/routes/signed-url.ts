@@ -11,6 +11,8 @@ import { jobSource } from '../plugins/sources.ts'
 import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizePath, UrlOptionError, type ParsedPath, type ThumbdUrlOptions } from '../signed-urls/parse.ts'
 import type { SpooledSource } from '../sources/spool.ts'
 import { createResultMemo } from '../signed-urls/result-memo.ts'
+import { resultKey } from '../result-store/key.ts'
+import { keepAfterSent, lookUp, sendKept } from '../result-store/reply.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
@@ -136,10 +138,13 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     const video = videoOptions({ at: options.at, frame: options.frame })
     const memoised = memo.get(key)
     app.metrics.resultMemo.inc({ outcome: memoised === undefined ? 'miss' : 'hit' })
-    if (memoised !== undefined) {
-      if (notModified(request, reply, memoised.etag, negotiated, cacheControl)) return reply.send()
-      if (negotiated) reply.header('vary', 'Accept')
-      return reply.headers(memoised.headers).header('etag', memoised.etag).header('cache-control', cacheControl).send(memoised.body)
+    if (memoised !== undefined) return sendKept(request, reply, memoised, { negotiated, cacheControl })
+    // The result store (RESULT_STORAGE) that replicas share: by what the reply is made of, not by signature.
+    const storeKey = app.resultStore === undefined ? undefined : resultKey({ kind: 'image', source, options: normalisedOptions(options), format: format ?? '', defaultQuality: config.formatQuality })
+    const stored = await lookUp(app, storeKey)
+    if (stored !== undefined) {
+      memo.set(key, stored.kept)
+      return sendKept(request, reply, stored.kept, { negotiated, cacheControl, timing: stored.timing })
     }
     const etagOf = (identity: string) => entityTag(identity, 'url', { ...normalisedOptions(options), format, defaultQuality: config.formatQuality })
     return shared.withShared(key, request.clientGone, async (signal) => {
@@ -171,7 +176,9 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
       disposition(reply, options, source, result.value.format)
       const { data, format: made } = result.value
       const disposed = reply.getHeader('content-disposition')
-      memo.set(key, { etag, body: Buffer.from(data.buffer, data.byteOffset, data.byteLength), headers: { 'content-type': `image/${made}`, ...(typeof disposed === 'string' ? { 'content-disposition': disposed } : {}) } })
+      const kept = { etag, body: Buffer.from(data.buffer, data.byteOffset, data.byteLength), headers: { 'content-type': `image/${made}`, ...(typeof disposed === 'string' ? { 'content-disposition': disposed } : {}) } }
+      memo.set(key, kept)
+      keepAfterSent(app, reply, storeKey, kept)
       return sendImage(reply, result, etag, negotiated, cacheControl)
     })
   })
