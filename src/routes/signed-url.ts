@@ -13,6 +13,7 @@ import type { SpooledSource } from '../sources/spool.ts'
 import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
+import { safeFileName } from './file-name.ts'
 import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
@@ -50,7 +51,7 @@ function urlOps ({ crop, rotate, flip, blur, sharpen, padding, extend, extendAsp
 /** fn and att: Content-Disposition as imgproxy sends it, the name's extension that of the reply. */
 function disposition (reply: FastifyReply, options: ThumbdUrlOptions, source: string, format: string): void {
   if (options.filename === undefined && options.attachment === undefined) return
-  const base = options.filename ?? (lastSegment(source).replace(/\.[^.]*$/, '') || 'image')
+  const base = safeFileName(options.filename ?? lastSegment(source).replace(/\.[^.]*$/, '')) ?? 'image'
   const name = `${base}.${format === 'jpeg' ? 'jpg' : format}`
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
   reply.header('content-disposition', `${options.attachment === true ? 'attachment' : 'inline'}; filename="${ascii}"${ascii === name ? '' : `; filename*=UTF-8''${encodeURIComponent(name)}`}`)
