@@ -32,3 +32,12 @@ export const MAX_SPRITE_PIXELS = 2 ** 25
 export function maxSpriteSide (format: 'jpeg' | 'webp'): number {
   return Math.min(MAX_OUTPUT_SIDE, FORMAT_MAX_SIDE[format])
 }
+
+/**
+ * The most scans a JPEG may have (a progressive scan bomb, libjpeg-turbo's LJT-01-003: each scan, however few
+ * its bytes, makes the decoder visit every block of its components, so 481 legal scans of a flat 7000x7000 grey
+ * cost 200 times the baseline JPEG). Encoders write far fewer: libjpeg's progressive script has 10 scans for
+ * colour and 6 for grey, mozjpeg's searched scripts and jpegli's stay under 20. At 32, a bomb costs at most
+ * about 3 times the 10-scan progressive photo of its size; libturbojpeg's own limit is 500.
+ */
+export const MAX_JPEG_SCANS = 32

@@ -10,6 +10,7 @@ import { urlResize, type SharpResize } from './image-geometry.ts'
 import { turboDecode, type SourceFacts } from './jpeg-decode.ts'
 import { encodeDecoded } from './jpeg-direct.ts'
 import { jpegFacts } from './jpeg-header.ts'
+import { checkScans } from './jpeg-scans.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import type { RawFrame } from './pam.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
@@ -169,6 +170,8 @@ async function inspect (input: ImageInput, ctx: JobContext, headerBy: 'any' | 's
     jpeg === undefined ? await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata() : { ...jpeg, format: 'jpeg', pages: 1, isPalette: false }
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
+  // A scan bomb is refused before any decoder (libturbojpeg, then sharp) visits every block once per scan.
+  if (meta.format === 'jpeg') checkScans(input)
   const header = { frames: meta.pages ?? 1, width: w, height: h, orientation: meta.orientation ?? 1 }
   checkAnimationInput(header, ctx.settings)
   const colour = colourHandling(meta)

@@ -9,6 +9,8 @@ import sharp, { type ResizeOptions, type Sharp } from 'sharp'
 import { TJCS, turbojpeg } from './jpeg-turbo.ts'
 import { srgbFrom } from './lcms.ts'
 import { jpegShrink, orientable, orientationSteps, storedResize, type ResizeArgs } from './jpeg-scale.ts'
+import { JobError } from '../contract/job-error.ts'
+import { MAX_JPEG_SCANS } from '../contract/limits.ts'
 import type { JobContext } from '../contract/types.ts'
 
 /** What the header pass (sharp's metadata) said of the source. */
@@ -63,7 +65,9 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
     if (header.width !== facts.width || header.height !== facts.height) return undefined
     if (header.colourspace !== TJCS.YCbCr && header.colourspace !== TJCS.RGB && header.colourspace !== TJCS.GRAY) return undefined
     decoded = tj.decode(bytes, header, shrink)
-  } catch {
+  } catch (err) {
+    // A limit that tripped is the answer: sharp decoding every scan again would cost the bomb twice.
+    if (err instanceof Error && /more than \d+ scans/.test(err.message)) throw new JobError('PAYLOAD_TOO_LARGE', `the JPEG has more than ${MAX_JPEG_SCANS} scans`, err.message)
     // sharp's path decides what a JPEG libjpeg-turbo refuses is (failOn: 'warning'): the same 4xx as before.
     return undefined
   }

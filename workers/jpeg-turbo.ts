@@ -9,7 +9,10 @@ const TJPF_RGB = 0
 const TJPF_GRAY = 6
 /** A warning (truncated or corrupt data) fails the decode, as sharp's failOn: 'warning' does. */
 const TJFLAG_STOPONWARNING = 8192
-/** More than 500 progressive scans fail the decode: a scan bomb costs no more than a photo. */
+/**
+ * More than 500 progressive scans fail the decode. Not what bounds a scan bomb's cost (481 scans of a flat 7000x7000
+ * grey cost 200 times its baseline JPEG): workers/jpeg-scans.ts refuses more than MAX_JPEG_SCANS before any decode.
+ */
 const TJFLAG_LIMITSCANS = 32768
 /** The encode's DCT: libjpeg's accurate one, as libvips (so sharp) encodes; TurboJPEG's default below q96 is the fast one. */
 const TJFLAG_ACCURATEDCT = 4096

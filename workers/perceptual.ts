@@ -4,6 +4,7 @@ import sharp from 'sharp'
 import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
 import { coverArt } from './cover-art.ts'
 import { classify, imageInput, open, type ImageInput } from './image.ts'
+import { checkScans } from './jpeg-scans.ts'
 import { phash } from './phash.ts'
 import { grabFrame } from './video.ts'
 import { videoInput } from './video-input.ts'
@@ -22,6 +23,8 @@ export async function perceptual (task: PerceptualTask, ctx: JobContext): Promis
   else if (media.kind === 'audio') input = { bytes: await coverArt({ ...task.source, media }, ctx) }
   else input = { raw: await grabFrame(videoInput(ref), media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
   try {
+    // A JPEG scan bomb (an upload's or a cover's) is refused before sharp decodes every scan (workers/jpeg-scans.ts).
+    if (!('raw' in input)) checkScans(input)
     const { data, info } = await open(input, ctx).rotate()
       .resize(WORKING_SIDE, WORKING_SIDE, { fit: 'inside', withoutEnlargement: true })
       .ensureAlpha().raw().toBuffer({ resolveWithObject: true })

@@ -15,6 +15,7 @@ import { resultKey } from '../result-store/key.ts'
 import { keepAfterSent, lookUp, sendKept } from '../result-store/reply.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
 import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
+import { safeFileName } from './file-name.ts'
 import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
@@ -52,7 +53,7 @@ function urlOps ({ crop, rotate, flip, blur, sharpen, padding, extend, extendAsp
 /** fn and att: Content-Disposition as imgproxy sends it, the name's extension that of the reply. */
 function disposition (reply: FastifyReply, options: ThumbdUrlOptions, source: string, format: string): void {
   if (options.filename === undefined && options.attachment === undefined) return
-  const base = options.filename ?? (lastSegment(source).replace(/\.[^.]*$/, '') || 'image')
+  const base = safeFileName(options.filename ?? lastSegment(source).replace(/\.[^.]*$/, '')) ?? 'image'
   const name = `${base}.${format === 'jpeg' ? 'jpg' : format}`
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
   reply.header('content-disposition', `${options.attachment === true ? 'attachment' : 'inline'}; filename="${ascii}"${ascii === name ? '' : `; filename*=UTF-8''${encodeURIComponent(name)}`}`)
