@@ -90,3 +90,31 @@ test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour 
   assert.equal((await neighbour).statusCode, 200)
   assert.equal((await post(small)).statusCode, 200, 'the same server and pool answer on')
 })
+
+test('a decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process gone, the thread takes the next job at once', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {
+  // ~250 ms of CPU to decode: past a 200 ms deadline however idle the machine.
+  const slow = scanBomb(await plainGrey(7000), 32)
+  const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).jpeg().toBuffer()
+  // A deadline this short would have admission refuse the job as too long to wait for: its bound is raised.
+  const app = await build(t, { POOL_THREADS: '1', JOB_TIMEOUT_MS: '200', MAX_QUEUE_WAIT_MS: '60000' })
+  const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: body })
+  // The thread's first job loads sharp and starts the decoder's zygote: it may take longer than 200 ms.
+  for (let tries = 0; tries < 10 && (await post(small)).statusCode !== 200; tries++);
+  assert.equal((await post(small)).statusCode, 200)
+  const start = performance.now()
+  const job = post(slow)
+  let pids: number[] = []
+  const until = Date.now() + 20_000
+  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  assert.equal(pids.length, 1, 'the decode runs in a process of its own')
+  const timedOut = await job
+  const deadlineMs = performance.now() - start
+  assert.equal(timedOut.statusCode, 504, timedOut.body)
+  // The one pool thread was not held by the decode: the next job starts as soon as it is sent.
+  const next = performance.now()
+  assert.equal((await post(small)).statusCode, 200)
+  const nextMs = performance.now() - next
+  t.diagnostic(`504 after ${deadlineMs.toFixed(0)} ms; the next job answered in ${nextMs.toFixed(0)} ms`)
+  assert.ok(nextMs < 500, `the next job took ${nextMs} ms`)
+  assert.ok(!existsSync(`/proc/${pids[0]}`), 'the decoder was killed')
+})
