@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,22 +45,15 @@ static int write_all (const void *data, size_t length) {
   return 0;
 }
 
-/* The whole file: a JPEG is decoded from memory. */
-static unsigned char *read_file (const char *path, size_t *size) {
+/* The whole file, mapped (its pages come from the page cache, faulted in at once): a JPEG is decoded from memory. */
+static unsigned char *map_file (const char *path, size_t *size) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) return NULL;
-  unsigned char *bytes = malloc((size_t)st.st_size);
-  size_t filled = 0;
-  while (bytes != NULL && filled < (size_t)st.st_size) {
-    ssize_t n = read(fd, bytes + filled, (size_t)st.st_size - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) { free(bytes); bytes = NULL; }
-    else filled += (size_t)n;
-  }
+  void *bytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   close(fd);
-  *size = filled;
-  return bytes;
+  *size = (size_t)st.st_size;
+  return bytes == MAP_FAILED ? NULL : bytes;
 }
 
 int main (int argc, char **argv) {
@@ -74,7 +68,7 @@ int main (int argc, char **argv) {
     return EXIT_USAGE;
   }
   size_t size;
-  unsigned char *jpeg = read_file(path, &size);
+  unsigned char *jpeg = map_file(path, &size);
   if (jpeg == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
   void *tj = tjInitDecompress();
   if (tj == NULL) return EXIT_MEMORY;
@@ -93,8 +87,9 @@ int main (int argc, char **argv) {
   header[2] = (uint32_t)((h + scale - 1) / scale);
   header[3] = (uint32_t)channels;
   size_t bytes = (size_t)header[1] * header[2] * (size_t)channels;
-  unsigned char *pixels = malloc(bytes);
-  if (pixels == NULL) return EXIT_MEMORY;
+  /* Faulted in at once, not a page at a time as the decoder writes it (a process lives for one image). */
+  unsigned char *pixels = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (pixels == MAP_FAILED) return EXIT_MEMORY;
   if (tjDecompress2(tj, jpeg, size, pixels, (int)header[1], 0, (int)header[2], channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
     fprintf(stderr, "image-decode: %s\n", tjGetErrorStr2(tj));
     return EXIT_REFUSED;
