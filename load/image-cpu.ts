@@ -1,4 +1,4 @@
-// node load/image-cpu.ts [--before DIR] [--count N] [--rounds R] [--width W]: CPU per photo thumbnail, per input
+// node load/image-cpu.ts [--before DIR] [--count N] [--rounds R] [--width W] [--formats jpeg,png,...]: CPU per photo thumbnail, per input
 // format (JPEG, PNG, WebP, GIF, AVIF), of this tree's server against another tree's (--before: a checkout of the
 // branch to compare with), in alternating rounds, one pool thread each. The CPU is the server's and its
 // descendants' (the zygotes and the decoders they fork, reaped ones included): /proc stat utime+stime+cutime+cstime.
@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util'
 import sharp from 'sharp'
 import { startServer, type ServerHandle } from './server-process.ts'
 
-const { values } = parseArgs({ options: { before: { type: 'string' }, count: { type: 'string', default: '40' }, rounds: { type: 'string', default: '3' }, width: { type: 'string', default: '320' } } })
+const { values } = parseArgs({ options: { before: { type: 'string' }, count: { type: 'string', default: '40' }, rounds: { type: 'string', default: '3' }, width: { type: 'string', default: '320' }, formats: { type: 'string', default: 'jpeg,png,webp,gif,avif' } } })
 
 /** A photo-like 3000x2000 picture (ffmpeg's testsrc2 with noise), in each format; GIF at 1000x667. */
 async function photos (): Promise<Record<string, Buffer>> {
@@ -41,7 +41,7 @@ function treeCpuMs (root: number): number {
   return total * 10
 }
 
-const files = await photos()
+const files = Object.fromEntries(Object.entries(await photos()).filter(([format]) => values.formats.split(',').includes(format)))
 const here = join(import.meta.dirname, '..', 'src', 'server.ts')
 const trees: Record<string, string> = values.before === undefined ? { after: here } : { before: join(values.before, 'src', 'server.ts'), after: here }
 const servers: Record<string, ServerHandle> = {}
