@@ -22,6 +22,7 @@ export function jobSettings (config: Config, mediaTools: MediaTools, children: S
   return {
     ffmpegPath: config.ffmpegPath,
     heifDecodePath: mediaTools.heifDecode,
+    imageDecode: mediaTools.imageDecode,
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
     jpegDecoder: config.jpegDecoder === 'turbojpeg' && mediaTools.turbojpeg ? 'turbojpeg' : 'sharp',
