@@ -2,7 +2,8 @@
 // read its input (test/workers/tools/image-probe.c, preloaded in place of tjInitDecompress) cannot open
 // /etc/passwd, connect to the server's port, exec, or read the server's memory, forked from its zygote or started
 // afresh, where with the sandbox off (util-linux's limits only) it can do each; and a decoder that crashes (a real
-// SIGSEGV sent to it) gives its request a 422 while a neighbour's decode goes on, nothing restarted.
+// SIGSEGV sent to it) gives its request a 422 while a neighbour's decode goes on, nothing restarted. It is opt-in
+// (JPEG_DECODER=sandbox): with the default setting no JPEG is decoded in a process of its own.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -15,7 +16,9 @@ import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
 import { detectTools, runTool } from '../../../workers/tools/index.ts'
-import { AUTH, build } from '../../helper.ts'
+import { loadConfig } from '../../../src/config.ts'
+import { jobSettings } from '../../../src/jobs/settings.ts'
+import { AUTH, build, TEST_KEY } from '../../helper.ts'
 import { haveJpegtran, plainGrey, scanBomb } from '../scan-bombs.ts'
 
 const built = existsSync(IMAGE_DECODE_FILE)
@@ -74,7 +77,7 @@ test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour 
   // 32 scans of 7000x7000: a few hundred ms of decoding, time to find the process and crash it.
   const slow = scanBomb(await plainGrey(7000), 32)
   const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).jpeg().toBuffer()
-  const app = await build(t, { POOL_THREADS: '2' })
+  const app = await build(t, { POOL_THREADS: '2', JPEG_DECODER: 'sandbox' })
   const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: body })
   assert.equal((await post(small)).statusCode, 200)
   const victim = post(slow)
@@ -96,7 +99,7 @@ test('a decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process g
   const slow = scanBomb(await plainGrey(7000), 32)
   const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).jpeg().toBuffer()
   // A deadline this short would have admission refuse the job as too long to wait for: its bound is raised.
-  const app = await build(t, { POOL_THREADS: '1', JOB_TIMEOUT_MS: '200', MAX_QUEUE_WAIT_MS: '60000' })
+  const app = await build(t, { POOL_THREADS: '1', JOB_TIMEOUT_MS: '200', MAX_QUEUE_WAIT_MS: '60000', JPEG_DECODER: 'sandbox' })
   const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: body })
   // The thread's first job loads sharp and starts the decoder's zygote: it may take longer than 200 ms.
   for (let tries = 0; tries < 10 && (await post(small)).statusCode !== 200; tries++);
@@ -117,4 +120,34 @@ test('a decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process g
   t.diagnostic(`504 after ${deadlineMs.toFixed(0)} ms; the next job answered in ${nextMs.toFixed(0)} ms`)
   assert.ok(nextMs < 500, `the next job took ${nextMs} ms`)
   assert.ok(!existsSync(`/proc/${pids[0]}`), 'the decoder was killed')
+})
+
+test('opt-in: with the default JPEG_DECODER no JPEG is decoded in a process of its own; with sandbox it is', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {
+  // The settings every job gets: the tool is passed on only when asked for, though it is built here.
+  const settingsOf = async (env: Record<string, string>) => {
+    const app = await build(t, env)
+    assert.ok(app.mediaTools.imageDecode !== undefined, 'native/image-decode is built and runs here')
+    return jobSettings(loadConfig({ API_KEYS: TEST_KEY, ...env }), app.mediaTools, new SharedArrayBuffer(4))
+  }
+  const byDefault = await settingsOf({})
+  assert.equal(byDefault.imageDecode, undefined, 'default: image-decode is not passed to the jobs')
+  assert.equal(byDefault.jpegDecoder, 'turbojpeg', 'default: libturbojpeg in the pool thread')
+  assert.ok((await settingsOf({ JPEG_DECODER: 'sandbox' })).imageDecode !== undefined)
+  // Through the real app: a decode of a few hundred ms, watched for an image-decode process all along.
+  const slow = scanBomb(await plainGrey(7000), 32)
+  const watched = async (env: Record<string, string>) => {
+    const app = await build(t, { POOL_THREADS: '1', ...env })
+    let seen = 0
+    const job = { done: false }
+    const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: slow })
+      .finally(() => { job.done = true })
+    while (!job.done) {
+      seen = Math.max(seen, decoders().length)
+      await new Promise(resolve => setTimeout(resolve, 2))
+    }
+    assert.equal((await reply).statusCode, 200)
+    return seen
+  }
+  assert.equal(await watched({}), 0, 'default: decoded in the pool thread, no image-decode process')
+  assert.equal(await watched({ JPEG_DECODER: 'sandbox' }), 1, 'sandbox: one image-decode process (the watch sees it)')
 })
