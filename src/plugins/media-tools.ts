@@ -26,7 +26,7 @@ export interface MediaTools {
   portConfinement: boolean
   ffmpeg: string | undefined
   ffprobe: string | undefined
-  /** libturbojpeg loads here: JPEG_DECODER=turbojpeg takes effect (workers/jpeg-decode.ts). */
+  /** libturbojpeg loads here: JPEG_DECODER=turbojpeg (or sandbox) takes effect (workers/jpeg-decode.ts). */
   turbojpeg: boolean
   /** Both tools answered: video jobs can run. */
   video: boolean
@@ -51,7 +51,8 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (heifDecode === undefined) app.log.warn('native/heif-decode is not built (libheif-dev, libpng-dev and pkg-config at npm ci): HEIC/HEIF photos get 415')
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')
-  // sandbox needs libturbojpeg here too: the pool thread reads the header and decodes where image-decode is absent.
+  // sandbox needs libturbojpeg in this process too: jpeg-decode.ts takes a JPEG for either decoder only where it
+  // loads, and decodes in the thread with it where image-decode is absent.
   const turbojpegError = config.jpegDecoder !== 'sharp' ? turbojpegMissing() : 'JPEG_DECODER=sharp'
   if (config.jpegDecoder !== 'sharp' && turbojpegError !== undefined) app.log.warn({ reason: turbojpegError }, 'libturbojpeg does not load (apt-get install libturbojpeg0): JPEGs are decoded by sharp, at more CPU (see docs/benchmarks.md)')
   // The exact build and the sandbox's state tell an attacker which decoder flaws apply here: /metrics (for
