@@ -151,6 +151,11 @@ export interface JobSettings {
   ffmpegPath: string
   /** native/heif-decode, where built (HEIC/HEIF photos); undefined: they are refused with 415. */
   heifDecodePath?: string
+  /**
+   * native/image-decode, where built, and the folder its input goes to (the process's temp folder): a JPEG that
+   * libturbojpeg decodes is decoded there, in the decoder sandbox, instead of in the pool thread.
+   */
+  imageDecode?: { path: string, tempDir: string }
   ffprobePath: string
   maxInputPixels: number
   /** JPEG_DECODER: turbojpeg decodes eligible JPEGs through libturbojpeg (workers/jpeg-decode.ts); sharp: all through sharp. */

@@ -65,8 +65,8 @@ export const CONFIG_SCHEMA = Type.Object({
   FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
   FFMPEG_ZYGOTE: Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto', description: 'auto: fork ffmpeg/ffprobe from a preloaded zygote when native/ffmpeg-zygote.so is built and loads; off: start each run afresh' }),
-  JPEG_DECODER: Type.Union([Type.Literal('turbojpeg'), Type.Literal('sharp')], { default: 'turbojpeg', description: 'turbojpeg: JPEGs reduced at least 2 times (8-bit YCbCr or grey, untagged or sRGB) are decoded by libturbojpeg, at their scale, and handed to sharp (sharp where the library does not load); sharp: every image through sharp' }),
-  JPEG_SHRINK: Type.Union([Type.Literal('auto'), Type.Literal('quality'), Type.Literal('imgproxy')], { default: 'auto', description: 'the decode scale of a reduced JPEG: quality, sharp\'s (the thumbnails thumbd always made); imgproxy, imgproxy\'s (up to half the pixels decoded, a softer thumbnail: imgproxy\'s own pixels); auto, imgproxy\'s for GET URLs in its dialect and sharp\'s for the API (with JPEG_DECODER=turbojpeg only)' }),
+  JPEG_DECODER: Type.Union([Type.Literal('turbojpeg'), Type.Literal('sandbox'), Type.Literal('sharp')], { default: 'turbojpeg', description: 'turbojpeg: JPEGs reduced at least 2 times (8-bit YCbCr or grey, untagged or sRGB) are decoded by libturbojpeg in the pool thread, at their scale, and handed to sharp (sharp where the library does not load); sandbox (opt-in: ~1.1-1.17x the CPU per JPEG, JPEG only so far): those JPEGs decoded by native/image-decode in the decoder sandbox (turbojpeg where it is not built, said at start); sharp: every image through sharp' }),
+  JPEG_SHRINK: Type.Union([Type.Literal('auto'), Type.Literal('quality'), Type.Literal('imgproxy')], { default: 'auto', description: 'the decode scale of a reduced JPEG: quality, sharp\'s (the thumbnails thumbd always made); imgproxy, imgproxy\'s (up to half the pixels decoded, a softer thumbnail: imgproxy\'s own pixels); auto, imgproxy\'s for GET URLs in its dialect and sharp\'s for the API (with JPEG_DECODER=turbojpeg or sandbox only)' }),
   TMP_DIR: Type.String({ default: '', description: 'where temp files go (empty: the OS temp dir); each process uses its own subfolder' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'a connection must deliver its request line and headers within this time, or it is closed (408)' }),
@@ -123,7 +123,7 @@ export interface Config {
   readonly ffmpegPath: string
   readonly ffprobePath: string
   readonly ffmpegZygote: 'auto' | 'off'
-  readonly jpegDecoder: 'turbojpeg' | 'sharp'
+  readonly jpegDecoder: 'turbojpeg' | 'sandbox' | 'sharp'
   readonly jpegShrink: 'auto' | 'quality' | 'imgproxy'
   /**
    * What ffmpeg/ffprobe see of this process's environment, whichever helper starts them: the search path and

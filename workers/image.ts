@@ -111,7 +111,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
       return { width: placed ? sizing.scaled![0] : sizing.width, height: placed ? sizing.scaled![1] : sizing.height, fit: placed ? 'fill' as const : sizing.fit, position: options.position, background, withoutEnlargement: sizing.withoutEnlargement }
     }
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
-    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined, colour !== found ? icc : undefined)
+    const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : await turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined, colour !== found ? icc : undefined)
     // A header read from its segments (jpeg-header.ts) serves libturbojpeg's path only, which checks it against
     // its own: sharp's decode turns, sizes and converts by libvips' reading, so its limits are checked on that.
     if (turbo === undefined && fromSegments) return await render(input, options, ctx, 'sharp')

@@ -8,6 +8,7 @@
 import sharp, { type ResizeOptions, type Sharp } from 'sharp'
 import { TJCS, turbojpeg } from './jpeg-turbo.ts'
 import { srgbFrom } from './lcms.ts'
+import { decodeSandboxed } from './jpeg-sandboxed.ts'
 import { jpegShrink, orientable, orientationSteps, storedResize, type ResizeArgs } from './jpeg-scale.ts'
 import { JobError } from '../contract/job-error.ts'
 import { MAX_JPEG_SCANS } from '../contract/limits.ts'
@@ -43,7 +44,7 @@ export const turboDecodes = () => decodes
  * The pipeline of the JPEG's pixels decoded by libturbojpeg, or undefined: sharp decodes it. `profile`: the
  * embedded RGB profile its pixels are to be converted from, to sRGB (else a used profile leaves it to sharp).
  */
-export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: ResizeArgs | undefined, ctx: JobContext, dialect: boolean, profile?: Uint8Array): TurboDecoded | undefined {
+export async function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: ResizeArgs | undefined, ctx: JobContext, dialect: boolean, profile?: Uint8Array): Promise<TurboDecoded | undefined> {
   const { jpegDecoder, jpegShrink: setting } = ctx.settings
   // auto: a GET URL in imgproxy's dialect gets imgproxy's pixels (its scale), the API sharp's sharper thumbnail.
   const rule = setting === 'auto' ? (dialect ? 'imgproxy' : 'quality') : setting
@@ -59,18 +60,11 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
   // host without lcms, leaves the photo to sharp's conversion.
   const toSrgb = profile === undefined ? undefined : srgbFrom(profile)
   if (profile !== undefined && toSrgb === undefined) return undefined
-  let decoded
-  try {
-    const header = tj.header(bytes)
-    if (header.width !== facts.width || header.height !== facts.height) return undefined
-    if (header.colourspace !== TJCS.YCbCr && header.colourspace !== TJCS.RGB && header.colourspace !== TJCS.GRAY) return undefined
-    decoded = tj.decode(bytes, header, shrink)
-  } catch (err) {
-    // A limit that tripped is the answer: sharp decoding every scan again would cost the bomb twice.
-    if (err instanceof Error && /more than \d+ scans/.test(err.message)) throw new JobError('PAYLOAD_TOO_LARGE', `the JPEG has more than ${MAX_JPEG_SCANS} scans`, err.message)
-    // sharp's path decides what a JPEG libjpeg-turbo refuses is (failOn: 'warning'): the same 4xx as before.
-    return undefined
-  }
+  // In the decoder sandbox where native/image-decode is built: libturbojpeg never reads these bytes in this thread.
+  const decoded = ctx.settings.imageDecode !== undefined
+    ? await decodeSandboxed({ bytes }, [facts.width, facts.height], facts.channels === 1 ? 1 : 3, shrink, ctx)
+    : inThread(tj, bytes, facts, shrink)
+  if (decoded === undefined) return undefined
   if (toSrgb !== undefined) toSrgb(decoded.data)
   decodes++
   const { data, width, height, channels } = decoded
@@ -87,6 +81,21 @@ export function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize: Resi
       if (steps.flop) pipeline.flop()
       if (steps.angle !== 0) pipeline.rotate(steps.angle)
     }
+  }
+}
+
+/** libturbojpeg in this thread (where native/image-decode is not built): the pixels, or undefined for sharp. */
+function inThread (tj: NonNullable<ReturnType<typeof turbojpeg>>, bytes: Uint8Array, facts: SourceFacts, shrink: number) {
+  try {
+    const header = tj.header(bytes)
+    if (header.width !== facts.width || header.height !== facts.height) return undefined
+    if (header.colourspace !== TJCS.YCbCr && header.colourspace !== TJCS.RGB && header.colourspace !== TJCS.GRAY) return undefined
+    return tj.decode(bytes, header, shrink)
+  } catch (err) {
+    // A limit that tripped is the answer: sharp decoding every scan again would cost the bomb twice.
+    if (err instanceof Error && /more than \d+ scans/.test(err.message)) throw new JobError('PAYLOAD_TOO_LARGE', `the JPEG has more than ${MAX_JPEG_SCANS} scans`, err.message)
+    // sharp's path decides what a JPEG libjpeg-turbo refuses is (failOn: 'warning'): the same 4xx as before.
+    return undefined
   }
 }
 

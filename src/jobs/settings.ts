@@ -22,9 +22,13 @@ export function jobSettings (config: Config, mediaTools: MediaTools, children: S
   return {
     ffmpegPath: config.ffmpegPath,
     heifDecodePath: mediaTools.heifDecode,
+    // Opt-in (JPEG_DECODER=sandbox) while the sandboxed decode costs more CPU than its 1.10x target; where it is
+    // not built, the in-thread libturbojpeg of the default (media-tools.ts says so at start).
+    imageDecode: config.jpegDecoder === 'sandbox' ? mediaTools.imageDecode : undefined,
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
-    jpegDecoder: config.jpegDecoder === 'turbojpeg' && mediaTools.turbojpeg ? 'turbojpeg' : 'sharp',
+    // sandbox takes the same JPEGs as turbojpeg (the pool thread picks them and their scale), decoded elsewhere.
+    jpegDecoder: config.jpegDecoder !== 'sharp' && mediaTools.turbojpeg ? 'turbojpeg' : 'sharp',
     jpegShrink: config.jpegShrink,
     maxVideoSeconds: config.maxVideoSeconds,
     maxAnimationFrames: config.maxAnimationFrames,

@@ -1,5 +1,6 @@
 // JPEG_DECODER and JPEG_SHRINK through the real app and pool: the default thumbnail of a camera-size JPEG is
-// byte for byte sharp's; imgproxy's scale, decoded by libturbojpeg in a pool thread, gives another one.
+// byte for byte sharp's; imgproxy's scale, decoded by libturbojpeg in a pool thread, gives another one; the opt-in
+// JPEG_DECODER=sandbox (native/image-decode) gives the same bytes as the pool thread's decode at either scale.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { test } from 'node:test'
@@ -27,7 +28,11 @@ test('JPEG_DECODER=turbojpeg answers sharp\'s thumbnail; JPEG_SHRINK=imgproxy de
   }
   const bySharp = await thumbnail({ JPEG_DECODER: 'sharp' })
   assert.ok((await thumbnail({})).equals(bySharp), 'the default decoder: sharp\'s very bytes')
-  assert.ok(!(await thumbnail({ JPEG_SHRINK: 'imgproxy' })).equals(bySharp), 'imgproxy\'s scale: another (softer) thumbnail')
+  const imgproxy = await thumbnail({ JPEG_SHRINK: 'imgproxy' })
+  assert.ok(!imgproxy.equals(bySharp), 'imgproxy\'s scale: another (softer) thumbnail')
+  // The opt-in sandboxed decode is the same libturbojpeg at the same scale: the same bytes, only elsewhere.
+  assert.ok((await thumbnail({ JPEG_DECODER: 'sandbox' })).equals(bySharp), 'sandbox: sharp\'s very bytes')
+  assert.ok((await thumbnail({ JPEG_DECODER: 'sandbox', JPEG_SHRINK: 'imgproxy' })).equals(imgproxy), 'sandbox: the pool thread\'s imgproxy-scale bytes')
 })
 
 test('JPEG_DECODER and JPEG_SHRINK refuse values they do not know', async (t) => {

@@ -10,7 +10,7 @@ import { build, leftoverTempFiles, postMedia } from '../helper.ts'
 test('a JPEG of more scans than MAX_JPEG_SCANS is refused with 413 at once; one of MAX_JPEG_SCANS is a thumbnail', { skip: !haveJpegtran && 'no jpegtran' }, async (t) => {
   const plain = await plainGrey(2000)
   const [allowed, over, bomb] = [scanBomb(plain, MAX_JPEG_SCANS), scanBomb(plain, MAX_JPEG_SCANS + 1), scanBomb(plain, 595)]
-  for (const env of [{}, { JPEG_DECODER: 'sharp' }, { MEMORY_SPOOL_BYTES: '0' }] as Array<Record<string, string>>) {
+  for (const env of [{}, { JPEG_DECODER: 'sharp' }, { JPEG_DECODER: 'sandbox' }, { MEMORY_SPOOL_BYTES: '0' }] as Array<Record<string, string>>) {
     const app = await build(t, env)
     const label = JSON.stringify(env)
     assert.equal((await postMedia(app, 'thumbnail', allowed, 'image/jpeg', '?width=100')).statusCode, 200, label)

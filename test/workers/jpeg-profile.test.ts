@@ -60,8 +60,8 @@ test('libturbojpeg decodes a P3 JPEG given its profile and Little CMS converts t
   const icc = (await sharp(p3).metadata()).icc!
   const ctx = { settings: { maxInputPixels: 50_000_000, jpegDecoder: 'turbojpeg', jpegShrink: 'imgproxy' } as JobSettings, signal: new AbortController().signal, deadline: Date.now() + 60_000 } satisfies JobContext
   const facts = { format: 'jpeg', space: 'srgb', channels: 3, width: 2560, height: 1600, orientation: 1, profileUsed: true }
-  assert.equal(turboDecode(p3, facts, { width: 320 }, ctx, true), undefined, 'a used profile without its bytes: sharp decodes')
-  const decoded = turboDecode(p3, facts, { width: 320 }, ctx, true, icc)
+  assert.equal(await turboDecode(p3, facts, { width: 320 }, ctx, true), undefined, 'a used profile without its bytes: sharp decodes')
+  const decoded = await turboDecode(p3, facts, { width: 320 }, ctx, true, icc)
   assert.ok(decoded !== undefined && decoded.shrink === 8, 'decoded at 1/8 by libturbojpeg')
   const { data, info } = await decoded.pipeline.raw().toBuffer({ resolveWithObject: true })
   const difference = meanDifference(data, await rgb(srgb, info.width, info.height))

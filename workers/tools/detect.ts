@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
-import { HEIF_DECODE_FILE, preloadingZygote, SANDBOX_EXEC_FILE, ZYGOTE_FILE } from './sandbox.ts'
+import { HEIF_DECODE_FILE, IMAGE_DECODE_FILE, preloadingZygote, SANDBOX_EXEC_FILE, ZYGOTE_FILE } from './sandbox.ts'
 import type { Sandbox } from '../../contract/types.ts'
 
 const run = promisify(execFile)
@@ -33,6 +33,8 @@ export interface DetectedTools {
   ffprobe: string | undefined
   /** native/heif-decode, if built and it runs. */
   heifDecode: string | undefined
+  /** native/image-decode (JPEG through libturbojpeg, in the sandbox), if built and it runs. */
+  imageDecode: string | undefined
   /** Everything of the sandbox but the per-job limits. */
   sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
   /** What confines a decoder on this host, in one line (for the start-up log and /health). */
@@ -84,7 +86,7 @@ async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
 }
 
 export async function detectTools (settings: ToolSettings): Promise<DetectedTools> {
-  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }, heifDecode] = await Promise.all([
+  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }, heifDecode, imageDecode] = await Promise.all([
     version(settings.ffmpegPath),
     version(settings.ffprobePath),
     supports('prlimit', ['--help'], '--as'),
@@ -92,7 +94,8 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     zygote(settings),
     sandboxExec(),
     // It answers its usage line with 64 when it runs at all (its libraries present).
-    run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined)
+    run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined),
+    run(IMAGE_DECODE_FILE, []).then(() => IMAGE_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? IMAGE_DECODE_FILE : undefined)
   ])
   // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.
   const confinement = exec === undefined ? `limits only (${prlimit === undefined ? 'no prlimit' : 'prlimit'}, ${setpriv === undefined ? 'no setpriv' : 'setpriv'}): ${report}` : report
@@ -101,6 +104,7 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     ffmpeg,
     ffprobe,
     heifDecode,
+    imageDecode,
     sandbox: { exec, prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom },
     confinement,
     confinementMissing,

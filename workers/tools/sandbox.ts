@@ -11,6 +11,7 @@ import { encodeRunSandboxed, type RunRequest } from './launcher-protocol.ts'
 export const ZYGOTE_FILE = fileURLToPath(new URL('../../native/ffmpeg-zygote.so', import.meta.url))
 export const SANDBOX_EXEC_FILE = fileURLToPath(new URL('../../native/thumbd-sandbox-exec', import.meta.url))
 export const HEIF_DECODE_FILE = fileURLToPath(new URL('../../native/heif-decode', import.meta.url))
+export const IMAGE_DECODE_FILE = fileURLToPath(new URL('../../native/image-decode', import.meta.url))
 
 /** The tool dies with whoever started it (the thread, or its helper). */
 const PARENT_DEATH_SIGNAL = 'KILL'

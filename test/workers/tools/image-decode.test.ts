@@ -1,0 +1,153 @@
+// native/image-decode, the sandboxed JPEG decoder (workers/jpeg-sandboxed.ts): code running inside it after it
+// read its input (test/workers/tools/image-probe.c, preloaded in place of tjInitDecompress) cannot open
+// /etc/passwd, connect to the server's port, exec, or read the server's memory, forked from its zygote or started
+// afresh, where with the sandbox off (util-linux's limits only) it can do each; and a decoder that crashes (a real
+// SIGSEGV sent to it) gives its request a 422 while a neighbour's decode goes on, nothing restarted. It is opt-in
+// (JPEG_DECODER=sandbox): with the default setting no JPEG is decoded in a process of its own.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import sharp from 'sharp'
+import type { Sandbox } from '../../../contract/types.ts'
+import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
+import { detectTools, runTool } from '../../../workers/tools/index.ts'
+import { loadConfig } from '../../../src/config.ts'
+import { jobSettings } from '../../../src/jobs/settings.ts'
+import { AUTH, build, TEST_KEY } from '../../helper.ts'
+import { haveJpegtran, plainGrey, scanBomb } from '../scan-bombs.ts'
+
+const built = existsSync(IMAGE_DECODE_FILE)
+
+async function probe (sandbox: Sandbox, dir: string): Promise<Record<string, string>> {
+  const input = join(dir, 'photo.jpg')
+  const { stdout, stderr } = await runTool(IMAGE_DECODE_FILE, ['--scale', '2', '--size', '64', '48', '--channels', '3', input], {
+    // The probe may be read too: a tool started afresh maps it after the sandbox is entered (the zygote, before).
+    signal: AbortSignal.timeout(20_000), maxStdoutBytes: 1 << 20, children: new SharedArrayBuffer(4), sandbox, reads: [input, join(dir, 'probe.so')], anyExitCode: true
+  })
+  const results = Object.fromEntries(stderr.trim().split('\n').filter(line => / (ok|denied)$/.test(line)).map(line => line.split(' ')))
+  return { ...results, exec: stdout.toString().includes('exec ok') ? 'ok' : 'denied' }
+}
+
+test('code inside image-decode cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !built && 'native/image-decode not built' }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'thumbd-image-probe-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'probe.so'), new URL('image-probe.c', import.meta.url).pathname])
+  writeFileSync(join(dir, 'photo.jpg'), await sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } }).jpeg().toBuffer())
+  // The server's port: a listener of this process (the server, for the tool: THUMBD_TOOL_OF is this pid).
+  const listener = createServer(socket => socket.destroy())
+  await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve))
+  t.after(() => listener.close())
+  const port = (listener.address() as { port: number }).port
+  // A key in this process's memory, as API_KEYS is in the server's.
+  const secret = `thumbd-key-${randomBytes(12).toString('hex')}`
+  const env = { PATH: process.env.PATH!, LD_PRELOAD: join(dir, 'probe.so'), PROBE_PORT: String(port), PROBE_SECRET: secret }
+  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env })
+  assert.equal(detected.confinementMissing, false, detected.confinement)
+  const limits = { addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+  const denied = { 'open-passwd': 'denied', 'connect-server-port': 'denied', 'read-server-memory': 'denied', exec: 'denied' }
+  assert.deepEqual(await probe({ ...detected.sandbox, ...limits }, dir), denied, 'forked from its zygote')
+  assert.deepEqual(await probe({ ...detected.sandbox, ...limits, zygote: undefined }, dir), denied, 'started afresh')
+  // The sandbox off: no thumbd-sandbox-exec, no zygote (prlimit and setpriv only). Every attempt succeeds, so each
+  // denial above is the sandbox's doing.
+  const off = { ...detected.sandbox, ...limits, zygote: undefined, exec: undefined }
+  assert.deepEqual(await probe(off, dir), { 'open-passwd': 'ok', 'connect-server-port': 'ok', 'read-server-memory': 'ok', exec: 'ok' }, 'sandbox off')
+})
+
+/** The pids of image-decode processes forked for this process (their parent: a zygote of this process). */
+function decoders (): number[] {
+  const found: number[] = []
+  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (!stat.includes('(image-decode)')) continue
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      const grandparent = Number(readFileSync(`/proc/${parent}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      if (parent === process.pid || grandparent === process.pid) found.push(Number(pid))
+    } catch {}
+  }
+  return found
+}
+
+test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour gets its thumbnail; nothing restarts', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {
+  // 32 scans of 7000x7000: a few hundred ms of decoding, time to find the process and crash it.
+  const slow = scanBomb(await plainGrey(7000), 32)
+  const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).jpeg().toBuffer()
+  const app = await build(t, { POOL_THREADS: '2', JPEG_DECODER: 'sandbox' })
+  const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: body })
+  assert.equal((await post(small)).statusCode, 200)
+  const victim = post(slow)
+  let pids: number[] = []
+  const until = Date.now() + 20_000
+  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  assert.equal(pids.length, 1, 'the slow JPEG\'s decoder is a process of its own')
+  const neighbour = post(small)
+  process.kill(pids[0]!, 'SIGSEGV')
+  const crashed = await victim
+  assert.equal(crashed.statusCode, 422, crashed.body)
+  assert.equal(crashed.json().code, 'THUMBD_MEDIA_UNREADABLE')
+  assert.equal((await neighbour).statusCode, 200)
+  assert.equal((await post(small)).statusCode, 200, 'the same server and pool answer on')
+})
+
+test('a decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process gone, the thread takes the next job at once', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {
+  // ~250 ms of CPU to decode: past a 200 ms deadline however idle the machine.
+  const slow = scanBomb(await plainGrey(7000), 32)
+  const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).jpeg().toBuffer()
+  // A deadline this short would have admission refuse the job as too long to wait for: its bound is raised.
+  const app = await build(t, { POOL_THREADS: '1', JOB_TIMEOUT_MS: '200', MAX_QUEUE_WAIT_MS: '60000', JPEG_DECODER: 'sandbox' })
+  const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: body })
+  // The thread's first job loads sharp and starts the decoder's zygote: it may take longer than 200 ms.
+  for (let tries = 0; tries < 10 && (await post(small)).statusCode !== 200; tries++);
+  assert.equal((await post(small)).statusCode, 200)
+  const start = performance.now()
+  const job = post(slow)
+  let pids: number[] = []
+  const until = Date.now() + 20_000
+  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  assert.equal(pids.length, 1, 'the decode runs in a process of its own')
+  const timedOut = await job
+  const deadlineMs = performance.now() - start
+  assert.equal(timedOut.statusCode, 504, timedOut.body)
+  // The one pool thread was not held by the decode: the next job starts as soon as it is sent.
+  const next = performance.now()
+  assert.equal((await post(small)).statusCode, 200)
+  const nextMs = performance.now() - next
+  t.diagnostic(`504 after ${deadlineMs.toFixed(0)} ms; the next job answered in ${nextMs.toFixed(0)} ms`)
+  assert.ok(nextMs < 500, `the next job took ${nextMs} ms`)
+  assert.ok(!existsSync(`/proc/${pids[0]}`), 'the decoder was killed')
+})
+
+test('opt-in: with the default JPEG_DECODER no JPEG is decoded in a process of its own; with sandbox it is', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {
+  // The settings every job gets: the tool is passed on only when asked for, though it is built here.
+  const settingsOf = async (env: Record<string, string>) => {
+    const app = await build(t, env)
+    assert.ok(app.mediaTools.imageDecode !== undefined, 'native/image-decode is built and runs here')
+    return jobSettings(loadConfig({ API_KEYS: TEST_KEY, ...env }), app.mediaTools, new SharedArrayBuffer(4))
+  }
+  const byDefault = await settingsOf({})
+  assert.equal(byDefault.imageDecode, undefined, 'default: image-decode is not passed to the jobs')
+  assert.equal(byDefault.jpegDecoder, 'turbojpeg', 'default: libturbojpeg in the pool thread')
+  assert.ok((await settingsOf({ JPEG_DECODER: 'sandbox' })).imageDecode !== undefined)
+  // Through the real app: a decode of a few hundred ms, watched for an image-decode process all along.
+  const slow = scanBomb(await plainGrey(7000), 32)
+  const watched = async (env: Record<string, string>) => {
+    const app = await build(t, { POOL_THREADS: '1', ...env })
+    let seen = 0
+    const job = { done: false }
+    const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: slow })
+      .finally(() => { job.done = true })
+    while (!job.done) {
+      seen = Math.max(seen, decoders().length)
+      await new Promise(resolve => setTimeout(resolve, 2))
+    }
+    assert.equal((await reply).statusCode, 200)
+    return seen
+  }
+  assert.equal(await watched({}), 0, 'default: decoded in the pool thread, no image-decode process')
+  assert.equal(await watched({ JPEG_DECODER: 'sandbox' }), 1, 'sandbox: one image-decode process (the watch sees it)')
+})
