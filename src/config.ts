@@ -60,7 +60,13 @@ export const CONFIG_SCHEMA = Type.Object({
   RESULT_CACHE_BYTES: Type.Integer({ minimum: 0, maximum: 1073741824, default: 33554432, description: 'bytes of recent GET URL replies kept in memory to answer identical requests just after (0: off)' }),
   RESULT_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10, description: 'how long a kept GET URL reply may answer identical requests (0: off)' }),
   FORMAT_QUALITY: Type.String({ default: 'jpeg=80,webp=79,avif=63', description: 'default quality of GET URL replies per format, as imgproxy\'s IMGPROXY_FORMAT_QUALITY (1-100 each; a format not named: 80)' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' }),
+  JOBS_QUEUE: Type.String({ default: '', pattern: '^(|postgres(ql)?://.+)$', description: 'asynchronous jobs (POST /api/jobs): empty, the embedded queue (PGlite in JOBS_DATA_DIR, one replica); a postgres:// URL, the PostgreSQL database whose queue the replicas share' }),
+  JOBS_DATA_DIR: Type.String({ minLength: 1, default: 'data/jobs', description: 'the embedded queue\'s database folder (with JOBS_QUEUE empty); it outlives restarts: queued jobs resume' }),
+  JOB_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 1, description: 'asynchronous jobs this replica runs at once, each only on pool capacity that requests leave (0: it runs none, only takes them)' }),
+  JOB_LEASE_SECONDS: Type.Integer({ minimum: 10, maximum: 3600, default: 30, description: 'a running job whose replica has not renewed its lease for this long (killed, cut off) is run again by another replica' }),
+  JOBS_DESTINATION_ROOT: Type.String({ default: '', description: 'file:///dir destinations of jobs must be inside this folder (empty: file:// destinations are off)' }),
+  WEBHOOK_SIGNING_KEYS: Type.String({ default: '', description: 'comma-separated keys that sign job webhooks (HMAC-SHA256 over timestamp.body, one v1= per key, for rotation); empty: jobs with a webhook are refused' })
 })
 
 type Env = Static<typeof CONFIG_SCHEMA>
@@ -119,6 +125,13 @@ export interface Config {
   readonly resultCacheBytes: number
   readonly resultCacheSeconds: number
   readonly formatQuality: Readonly<Record<'jpeg' | 'webp' | 'avif', number>>
+  /** '' for the embedded queue, else the PostgreSQL URL the replicas share. */
+  readonly jobsQueue: string
+  readonly jobsDataDir: string
+  readonly jobConcurrency: number
+  readonly jobLeaseSeconds: number
+  readonly jobsDestinationRoot: string
+  readonly webhookSigningKeys: readonly string[]
 }
 
 /** The variables of this process's environment that the tools keep (Config.toolEnv). */
@@ -188,7 +201,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     urlCacheMaxAgeSeconds: parsed.URL_CACHE_MAX_AGE_SECONDS,
     resultCacheBytes: parsed.RESULT_CACHE_BYTES,
     resultCacheSeconds: parsed.RESULT_CACHE_SECONDS,
-    formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY))
+    formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY)),
+    jobsQueue: parsed.JOBS_QUEUE,
+    jobsDataDir: parsed.JOBS_DATA_DIR,
+    jobConcurrency: parsed.JOB_CONCURRENCY,
+    jobLeaseSeconds: parsed.JOB_LEASE_SECONDS,
+    jobsDestinationRoot: parsed.JOBS_DESTINATION_ROOT,
+    webhookSigningKeys: Object.freeze(list(parsed.WEBHOOK_SIGNING_KEYS))
   })
 }
 

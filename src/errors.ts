@@ -27,6 +27,8 @@ export const errors = {
   BadSignature: define('BAD_SIGNATURE'),
   NotFound: define('NOT_FOUND'),
   UrlExpired: define('URL_EXPIRED'),
+  JobNotFound: define('JOB_NOT_FOUND'),
+  JobConflict: define('JOB_CONFLICT'),
   RequestTimeout: define('REQUEST_TIMEOUT'),
   PayloadTooLarge: define('PAYLOAD_TOO_LARGE'),
   UnsupportedMedia: define('UNSUPPORTED_MEDIA'),

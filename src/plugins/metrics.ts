@@ -27,6 +27,10 @@ export function createMetrics () {
     rangeRequests: new Counter({ name: 'thumbd_range_requests_total', help: 'Range requests made to origins for remote videos', registers: [registry] }),
     toolsInfo: new Gauge({ name: 'thumbd_tools_info', help: 'The decoders of this host: the ffmpeg build and what confines a decoder (1; for operators, not on /health)', labelNames: ['ffmpeg', 'sandbox'], registers: [registry] }),
     resultMemo: new Counter({ name: 'thumbd_result_memo_total', help: 'GET URL requests by whether a recent reply kept in memory answered them (hit) or not (miss)', labelNames: ['outcome'], registers: [registry] }),
+    asyncJobs: new Gauge({ name: 'thumbd_async_jobs', help: 'Asynchronous jobs (POST /api/jobs) in the queue engine, by state (queued, running, done, failed, cancelled; done and failed are kept for 7 days); every replica reports the shared queue', labelNames: ['state'], registers: [registry] }),
+    asyncJobOldestAge: new Gauge({ name: 'thumbd_async_job_oldest_queued_seconds', help: 'Age of the oldest asynchronous job still waiting to run (0: none waits)', registers: [registry] }),
+    asyncJobsEnded: new Counter({ name: 'thumbd_async_jobs_ended_total', help: 'Asynchronous jobs this replica ended, by state (done, failed)', labelNames: ['state'], registers: [registry] }),
+    webhooks: new Counter({ name: 'thumbd_webhooks_total', help: 'Webhook deliveries this replica attempted, by outcome (ok, error: retried by the queue)', labelNames: ['outcome'], registers: [registry] }),
     rangeBytes: new Counter({ name: 'thumbd_range_bytes_total', help: 'Bytes asked of origins by range requests for remote videos', registers: [registry] })
   }
 }
