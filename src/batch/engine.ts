@@ -3,10 +3,9 @@
 // to WebAssembly, persisted in JOBS_DATA_DIR, through pg-boss's own PGlite adapter (backend 'pglite'). The same
 // SQL, the same leases and retries either way; only where the database lives differs.
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { setFlagsFromString } from 'node:v8'
-import type { PgBoss, Queue } from 'pg-boss'
+import { Worker } from 'node:worker_threads'
+import type { Db as IDatabase, PgBoss, Queue } from 'pg-boss'
 import type { Config } from '../config.ts'
 
 export const MEDIA_QUEUE = 'thumbd-media'
@@ -35,29 +34,55 @@ export interface Engine {
 /** Whether the embedded queue has a database already: then it may hold jobs to resume, and opens at start. */
 export const embeddedDatabaseExists = (config: Config) => existsSync(join(config.jobsDataDir, 'PG_VERSION'))
 
-/**
- * PGlite's PostgreSQL with small buffers: its defaults (128 MB shared_buffers) cost 250 MB of RSS; a queue of
- * small rows needs none of that. Compiled by Liftoff alone: TurboFan's code for the 9 MB module is another
- * ~100 MB, for queries that take a millisecond either way (measured in docs/architecture.md).
- */
-async function openPglite (dataDir: string) {
-  setFlagsFromString('--liftoff-only')
-  const { PGlite } = await import('@electric-sql/pglite')
-  await mkdir(dataDir, { recursive: true })
-  const defaults = (PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams
-  return PGlite.create(dataDir, {
-    startParams: [...defaults, '-c', 'shared_buffers=2MB', '-c', 'work_mem=1MB', '-c', 'temp_buffers=1MB', '-c', 'wal_buffers=64kB']
+/** pg-boss's bring-your-own database: each statement sent to the PGlite thread (pglite-thread.ts), its rows back. */
+async function openPgliteThread (dataDir: string): Promise<IDatabase & { close (): Promise<void> }> {
+  const worker = new Worker(new URL('./pglite-thread.ts', import.meta.url), { workerData: { dataDir } })
+  const pending = new Map<number, { resolve (rows: unknown[]): void, reject (err: Error): void }>()
+  let next = 0
+  let failed: Error | undefined
+  const fail = (err: Error) => {
+    failed = err
+    for (const { reject } of pending.values()) reject(err)
+    pending.clear()
+  }
+  worker.on('error', fail)
+  worker.on('exit', () => fail(new Error('the embedded queue\'s database thread exited')))
+  await new Promise<void>((resolve, reject) => {
+    worker.once('error', reject)
+    worker.on('message', (message: 'ready' | { id: number, rows?: unknown[], error?: { message: string, code?: string } }) => {
+      if (message === 'ready') return resolve()
+      const waiting = pending.get(message.id)
+      pending.delete(message.id)
+      if (message.error !== undefined) waiting?.reject(Object.assign(new Error(message.error.message), { code: message.error.code }))
+      else waiting?.resolve(message.rows!)
+    })
   })
+  return {
+    executeSql (text: string, values?: unknown[]) {
+      if (failed !== undefined) return Promise.reject(failed)
+      const id = next++
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve: rows => resolve({ rows }), reject })
+        worker.postMessage({ id, text, values })
+      })
+    },
+    async close () {
+      const exited = new Promise(resolve => worker.once('exit', resolve))
+      worker.postMessage('close')
+      await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 5000).unref())])
+      await worker.terminate()
+    }
+  }
 }
 
 export async function openEngine (config: Config, onError: (err: Error) => void): Promise<Engine> {
-  const { PgBoss, fromPglite } = await import('pg-boss')
+  const { PgBoss } = await import('pg-boss')
   const embedded = config.jobsQueue === ''
-  const pglite = embedded ? await openPglite(config.jobsDataDir) : undefined
+  const pglite = embedded ? await openPgliteThread(config.jobsDataDir) : undefined
   // The supervisor fails (and so retries) jobs whose lease lapsed: checked a few times per lease.
   const checkEvery = Math.max(2, Math.floor(config.jobLeaseSeconds / 4))
   const boss = new PgBoss({
-    ...(pglite === undefined ? { connectionString: config.jobsQueue, max: 4 } : { db: fromPglite(pglite), backend: 'pglite' as const }),
+    ...(pglite === undefined ? { connectionString: config.jobsQueue, max: 4 } : { db: pglite, backend: 'pglite' as const }),
     schema: ENGINE_SCHEMA,
     superviseIntervalSeconds: checkEvery,
     monitorIntervalSeconds: checkEvery,

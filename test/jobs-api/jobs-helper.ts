@@ -5,8 +5,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { AUTH, build } from '../helper.ts'
-import { fileOrigin } from '../file-origin.ts'
+import { AUTH, build, TEST_KEY } from '../helper.ts'
 import { tempFolder } from '../temp-folder.ts'
 
 export const WEBHOOK_KEY = 'whsec-test-0123456789'
@@ -48,24 +47,50 @@ export async function webhookReceiver (t: TestContext): Promise<Receiver> {
   return receiver
 }
 
+/** Serves each file by name, 404 otherwise; `/slow` answers only when the test ends (a job that stays running). */
+async function origin (t: TestContext, files: Record<string, Buffer>): Promise<string> {
+  const held: Array<() => void> = []
+  const server = createServer((req, res) => {
+    if (req.url === '/slow') return held.push(() => res.destroy())
+    const file = files[req.url!.slice(1)]
+    if (file === undefined) return res.writeHead(404).end()
+    res.writeHead(200, { 'content-length': file.length }).end(file)
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise(resolve => { for (const end of held) end(); server.close(resolve) }))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
 export async function jobsEnv (t: TestContext, files: Record<string, Buffer>, extra: Record<string, string> = {}): Promise<JobsEnv> {
   const dataDir = tempFolder('thumbd-jobs-db-', t)
   const root = tempFolder('thumbd-jobs-out-', t)
-  const origin = await fileOrigin(t, files)
+  const base = await origin(t, files)
   const receiver = await webhookReceiver(t)
   const env = {
     JOBS_DATA_DIR: dataDir,
     JOBS_DESTINATION_ROOT: root,
     ALLOW_PRIVATE_SOURCES: 'true',
-    ALLOWED_SOURCES: `${origin}/,${new URL(receiver.url).origin}/`,
+    ALLOWED_SOURCES: `${base}/,${new URL(receiver.url).origin}/`,
     WEBHOOK_SIGNING_KEYS: WEBHOOK_KEY,
     JOB_LEASE_SECONDS: '10',
     ...extra
   }
-  return { dataDir, root, origin, receiver, env }
+  return { dataDir, root, origin: base, receiver, env }
 }
 
-export const buildJobsApp = (t: TestContext, env: Record<string, string>) => build(t, env)
+export const OTHER_KEY = 'other-key-0123456789'
+export const OTHER = { authorization: `Bearer ${OTHER_KEY}` }
+
+export const buildJobsApp = (t: TestContext, env: Record<string, string>) => build(t, { API_KEYS: `${TEST_KEY},${OTHER_KEY}`, ...env })
+
+/** Waits until `check` holds (or fails after timeoutMs). */
+export async function eventually (check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'the condition') {
+  const until = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > until) assert.fail(`${what} did not happen within ${timeoutMs} ms`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
 
 export async function submit (app: FastifyInstance, body: unknown, headers: Record<string, string> = {}) {
   return app.inject({ method: 'POST', url: '/api/jobs', headers: { ...AUTH, ...headers }, payload: body as object })
