@@ -35,8 +35,8 @@ export interface Engine {
 export const embeddedDatabaseExists = (config: Config) => existsSync(join(config.jobsDataDir, 'PG_VERSION'))
 
 /** pg-boss's bring-your-own database: each statement sent to the PGlite thread (pglite-thread.ts), its rows back. */
-async function openPgliteThread (dataDir: string): Promise<IDatabase & { close (): Promise<void> }> {
-  const worker = new Worker(new URL('./pglite-thread.ts', import.meta.url), { workerData: { dataDir } })
+async function openPgliteThread (dataDir: string, niceness: number): Promise<IDatabase & { close (): Promise<void> }> {
+  const worker = new Worker(new URL('./pglite-thread.ts', import.meta.url), { workerData: { dataDir, niceness } })
   const pending = new Map<number, { resolve (rows: unknown[]): void, reject (err: Error): void }>()
   let next = 0
   let failed: Error | undefined
@@ -78,7 +78,7 @@ async function openPgliteThread (dataDir: string): Promise<IDatabase & { close (
 export async function openEngine (config: Config, onError: (err: Error) => void): Promise<Engine> {
   const { PgBoss } = await import('pg-boss')
   const embedded = config.jobsQueue === ''
-  const pglite = embedded ? await openPgliteThread(config.jobsDataDir) : undefined
+  const pglite = embedded ? await openPgliteThread(config.jobsDataDir, config.workerNiceness) : undefined
   // The supervisor fails (and so retries) jobs whose lease lapsed: checked a few times per lease.
   const checkEvery = Math.max(2, Math.floor(config.jobLeaseSeconds / 4))
   const boss = new PgBoss({
