@@ -170,7 +170,7 @@ describe('asynchronous jobs, embedded queue', () => {
     assert.deepEqual((await readdir(join(env.root, 'up'))).sort(), ['manifest.json', 'small.webp'])
   })
 
-  test('refused at once: a destination outside JOBS_DESTINATION_ROOT, a private webhook URL not allowed, no outputs', async () => {
+  test('refused at once: a destination outside JOBS_DESTINATION_ROOT, a private webhook URL not allowed, no outputs; the metrics and the OpenAPI document', async () => {
     const base = { source: { url: `${env.origin}/p.jpg` }, outputs: [{ kind: 'info' }] }
     const outside = await submit(app, { ...base, destination: 'file:///etc/thumbd' })
     assert.equal(outside.statusCode, 400)
@@ -182,5 +182,10 @@ describe('asynchronous jobs, embedded queue', () => {
     const metrics = await app.inject({ method: 'GET', url: '/metrics' })
     assert.match(metrics.body, /thumbd_async_jobs\{state="done"\} \d+/)
     assert.match(metrics.body, /thumbd_async_job_oldest_queued_seconds \d/)
+    const doc = (await app.inject({ url: '/openapi.json' })).json()
+    const post = doc.paths['/api/jobs'].post
+    assert.ok(post.requestBody.content['application/json'].schema.properties.outputs, 'the job request\'s schema')
+    assert.ok(post.responses['202'] && post.responses['409'], 'POST /api/jobs: 202, 409')
+    for (const method of ['get', 'delete']) assert.ok(doc.paths['/api/jobs/{id}'][method].responses['404'], `${method} /api/jobs/{id}: 404`)
   })
 })
