@@ -52,11 +52,24 @@ describe('asynchronous jobs, embedded queue', () => {
     assert.equal(status, `/api/jobs/${id}`)
     assert.equal(res.headers.location, status)
 
+    // While it runs: whenever manifest.json is there, every output is there already (the manifest comes last).
+    const dir = join(root, 'v1')
+    let early: string[] | undefined
+    const watching = { on: true }
+    const watcher = (async () => {
+      while (watching.on) {
+        const seen = await readdir(dir).catch(() => [] as string[])
+        if (seen.includes('manifest.json') && seen.filter(f => !f.endsWith('.partial')).length < 7) early ??= seen
+        await new Promise(resolve => setTimeout(resolve, 20))
+      }
+    })()
     const done = await settled(app, id)
+    watching.on = false
+    await watcher
+    assert.equal(early, undefined, `manifest.json before the outputs: ${early}`)
     assert.equal(done.state, 'done', JSON.stringify(done))
     assert.deepEqual(done.progress, { done: 5, total: 5 })
     assert.equal(done.attempts, 1)
-    const dir = join(root, 'v1')
     const files = await readdir(dir)
     assert.deepEqual(files.sort(), ['hashes.json', 'info.json', 'manifest.json', 'poster.jpg', 'preview.webp', 'storyboard.jpg', 'storyboard.vtt'])
     assert.equal((await sharp(join(dir, 'poster.jpg')).metadata()).width, 200)
