@@ -24,6 +24,7 @@ export const ERROR_TABLE = {
   UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key', outcome: 'refused' },
   BAD_SIGNATURE: { status: 403, message: 'Bad URL signature: %s', outcome: 'refused' },
   NOT_FOUND: { status: 404, message: 'Route %s not found', outcome: 'refused' },
+  SOURCE_NOT_FOUND: { status: 404, message: 'Source not found: %s', outcome: 'refused' },
   URL_EXPIRED: { status: 404, message: 'URL expired: %s', outcome: 'refused' },
   JOB_NOT_FOUND: { status: 404, message: 'No job %s for this key', outcome: 'refused' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request too slow: %s', outcome: 'refused', noStack: true },

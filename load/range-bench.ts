@@ -6,68 +6,23 @@
 // 8-frame 320 px WebP preview; then the same preview of a 30 s upload (the first half minute of that 1080p clip).
 // Prints each case's median time, the bytes the origin sent, and the server's peak memory; then seek=keyframe
 // against the exact frame on a long-GOP clip (10 s of 1080p, one keyframe, frame at 8 s), uploaded.
-import { execFile } from 'node:child_process'
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { availableParallelism, cpus } from 'node:os'
-import { join } from 'node:path'
-import { parseArgs, promisify } from 'node:util'
-import { MEDIA_DIR } from './media.ts'
+import { parseArgs } from 'node:util'
+import { halfMinuteClip, longGopClip, longVideos } from './range-media.ts'
 import { startOrigin, type OriginFile } from './range-origin.ts'
 import { startSampler } from './sampler.ts'
 import { startServer, warmCompileCache } from './server-process.ts'
 
-const run = promisify(execFile)
-const say = (line: string) => process.stderr.write(`${line}\n`)
 const { values: flags } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, minutes: { type: 'string', default: '60' } } })
 const repeats = Number(flags.repeats)
 const minutes = Number(flags.minutes)
-
-/** One minute of 1080p at ~4.6 Mbit/s (noise keeps the encoder from making it smaller), a keyframe every 2 s. */
-async function minuteClip (): Promise<string> {
-  const path = join(MEDIA_DIR, 'range-minute-1080p.mp4')
-  if (await stat(path).catch(() => undefined)) return path
-  say('encoding one minute of 1080p (once)...')
-  await mkdir(MEDIA_DIR, { recursive: true })
-  await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=60,noise=alls=12:allf=t',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '4600k', '-maxrate', '4600k', '-bufsize', '9200k', '-g', '50', '-pix_fmt', 'yuv420p', path])
-  return path
-}
-
-/** `minutes` copies of the clip end to end (-c copy), the MP4 index written last; then the same as Matroska. */
-async function longVideos (): Promise<{ mp4: string, mkv: string }> {
-  const mp4 = join(MEDIA_DIR, `range-${minutes}min-1080p.mp4`)
-  const mkv = join(MEDIA_DIR, `range-${minutes}min-1080p.mkv`)
-  if (!(await stat(mp4).catch(() => undefined))) {
-    const clip = await minuteClip()
-    const list = join(MEDIA_DIR, 'range-concat.txt')
-    await writeFile(list, Array.from({ length: minutes }, () => `file '${clip}'\n`).join(''))
-    say(`joining ${minutes} minutes (once)...`)
-    await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', mp4])
-  }
-  if (!(await stat(mkv).catch(() => undefined))) await run('ffmpeg', ['-loglevel', 'error', '-y', '-i', mp4, '-c', 'copy', mkv])
-  return { mp4, mkv }
-}
-
-/** One keyframe in 10 s of 1080p: an exact frame at 8 s decodes ~200 frames, a keyframe seek one. */
-async function longGopClip (): Promise<string> {
-  const path = join(MEDIA_DIR, 'range-long-gop-1080p.mp4')
-  if (await stat(path).catch(() => undefined)) return path
-  await run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=10',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '1000', '-keyint_min', '1000', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', path])
-  return path
-}
-
-/** The first 30 s of the minute clip (-c copy): an upload of a phone-sized clip. */
-async function halfMinuteClip (): Promise<string> {
-  const path = join(MEDIA_DIR, 'range-30s-1080p.mp4')
-  if (!(await stat(path).catch(() => undefined))) await run('ffmpeg', ['-loglevel', 'error', '-y', '-i', await minuteClip(), '-t', '30', '-c', 'copy', path])
-  return path
-}
+const say = (line: string) => process.stderr.write(`${line}\n`)
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`
 
-const videos = await longVideos()
+const videos = await longVideos(minutes)
 const files: Record<string, OriginFile> = {}
 for (const [name, path] of Object.entries(videos)) files[name] = { path, size: (await stat(path)).size }
 const origin = await startOrigin(files)

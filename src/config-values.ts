@@ -1,8 +1,10 @@
 // The text forms of the variables that hold several values (lists, format=quality, name=options, keys paired
 // with salts), read into what Config holds; a malformed one is a ConfigError naming the variable. src/config.ts
 // validates everything else against its schema.
+import { isAbsolute } from 'node:path'
 import { checkPresets } from './signed-urls/parse.ts'
 import { parseSigningKeys, type SigningKey } from './signed-urls/signature.ts'
+import type { StoreSettings } from './stores/settings.ts'
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -45,4 +47,43 @@ export function signingKeys (keys: string[], salts: string[]): SigningKey[] {
   } catch (err) {
     throw new ConfigError((err as Error).message)
   }
+}
+
+/** The store settings (src/stores/settings.ts): how to reach each store, and which schemes sources may name. */
+type StoreEnv = Record<'USE_S3' | 'S3_FORCE_PATH_STYLE' | 'USE_GCS' | 'USE_ABS', boolean> & { FETCH_TIMEOUT_MS: number } &
+  Record<'S3_ENDPOINT' | 'S3_REGION' | 'S3_ALLOWED_BUCKETS' | 'S3_DENIED_BUCKETS' | 'GCS_ENDPOINT' | 'GCS_KEY' | 'GCS_ALLOWED_BUCKETS' | 'GCS_DENIED_BUCKETS' |
+  'ABS_NAME' | 'ABS_KEY' | 'ABS_ENDPOINT' | 'ABS_ALLOWED_CONTAINERS' | 'ABS_DENIED_CONTAINERS' | 'LOCAL_FILESYSTEM_ROOT', string>
+
+export function storeSettings (env: StoreEnv): StoreSettings {
+  const endpoint = (name: string, value: string) => {
+    if (value === '') return undefined
+    const url = URL.parse(value)
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') throw new ConfigError(`${name} must be an http(s) URL without credentials (got "${value}")`)
+    return value
+  }
+  // Checked whether or not the scheme is on, so a typo is met at start rather than the day it is switched on.
+  const s3Endpoint = endpoint('S3_ENDPOINT', env.S3_ENDPOINT)
+  const gcsEndpoint = endpoint('GCS_ENDPOINT', env.GCS_ENDPOINT)
+  const absEndpoint = endpoint('ABS_ENDPOINT', env.ABS_ENDPOINT)
+  if (env.USE_ABS && env.ABS_NAME === '') throw new ConfigError('USE_ABS=true needs ABS_NAME, the storage account')
+  if (env.GCS_KEY !== '') {
+    let key: { client_email?: unknown, private_key?: unknown } | undefined
+    try {
+      key = JSON.parse(env.GCS_KEY)
+    } catch {}
+    // Never echo it: it is a private key.
+    if (typeof key?.client_email !== 'string' || typeof key.private_key !== 'string') throw new ConfigError('GCS_KEY must be a service account\'s JSON key (with client_email and private_key)')
+  }
+  if (env.LOCAL_FILESYSTEM_ROOT !== '' && !isAbsolute(env.LOCAL_FILESYSTEM_ROOT)) throw new ConfigError(`LOCAL_FILESYSTEM_ROOT must be an absolute path (got "${env.LOCAL_FILESYSTEM_ROOT}")`)
+  const lists = (allowed: string, denied: string) => ({ allowed: Object.freeze(list(allowed)), denied: Object.freeze(list(denied)) })
+  const optional = (value: string) => value === '' ? undefined : value
+  const on = { s3: env.USE_S3, gs: env.USE_GCS, abs: env.USE_ABS, local: env.LOCAL_FILESYSTEM_ROOT !== '' }
+  return Object.freeze({
+    timeoutMs: env.FETCH_TIMEOUT_MS,
+    sources: Object.freeze((['s3', 'gs', 'abs', 'local'] as const).filter(scheme => on[scheme])),
+    s3: Object.freeze({ endpoint: s3Endpoint, region: optional(env.S3_REGION), forcePathStyle: env.S3_FORCE_PATH_STYLE, ...lists(env.S3_ALLOWED_BUCKETS, env.S3_DENIED_BUCKETS) }),
+    gs: Object.freeze({ endpoint: gcsEndpoint, key: optional(env.GCS_KEY), ...lists(env.GCS_ALLOWED_BUCKETS, env.GCS_DENIED_BUCKETS) }),
+    abs: Object.freeze({ name: env.ABS_NAME, key: optional(env.ABS_KEY), endpoint: absEndpoint, ...lists(env.ABS_ALLOWED_CONTAINERS, env.ABS_DENIED_CONTAINERS) }),
+    local: env.LOCAL_FILESYSTEM_ROOT === '' ? undefined : Object.freeze({ root: env.LOCAL_FILESYSTEM_ROOT })
+  })
 }

@@ -8,8 +8,9 @@ import { Type, type Static } from 'typebox'
 import { JOBS_PER_THREAD } from './jobs/pairing.ts'
 import { describeSchemaErrors, type SchemaError } from './schema-errors.ts'
 import { MAX_ANIMATION_FRAMES, MAX_ANIMATION_FRAMES_LIMIT } from '../contract/limits.ts'
-import { ConfigError, formatQuality, list, presets, signingKeys } from './config-values.ts'
+import { ConfigError, formatQuality, list, presets, signingKeys, storeSettings } from './config-values.ts'
 import type { SigningKey } from './signed-urls/signature.ts'
+import type { StoreSettings } from './stores/settings.ts'
 import { parseAllowedSources } from './sources/url-policy.ts'
 
 export { ConfigError }
@@ -42,6 +43,24 @@ export const CONFIG_SCHEMA = Type.Object({
   MAX_RANGE_REQUESTS: Type.Integer({ minimum: 0, maximum: 100000, default: 500, description: 'and at most this many range requests (0: remote videos are always downloaded whole, within MAX_SOURCE_BYTES)' }),
   RANGE_READ_MIN_BYTES: Type.Integer({ minimum: 0, maximum: 1099511627776, default: 16777216, description: 'remote videos from this size up are read by range requests when their server supports them; smaller ones are downloaded whole' }),
   ALLOW_PRIVATE_SOURCES: Type.Boolean({ default: false, description: 'let URL sources reach loopback/private addresses (tests, private networks)' }),
+  USE_S3: Type.Boolean({ default: false, description: 's3://bucket/key[?versionId=] sources, read with the AWS SDK\'s default credential chain (environment, shared profile, instance or task role)' }),
+  S3_ENDPOINT: Type.String({ default: '', description: 'an S3-compatible server\'s http(s) URL (MinIO, R2, versitygw ...); empty: AWS' }),
+  S3_REGION: Type.String({ default: '', description: 'the S3 region (empty: AWS_REGION or the profile\'s, else us-east-1)' }),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false, description: 'address buckets as endpoint/bucket/key rather than bucket.endpoint/key (MinIO, versitygw)' }),
+  S3_ALLOWED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets s3:// sources may name (empty: any)' }),
+  S3_DENIED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets s3:// sources may not name' }),
+  USE_GCS: Type.Boolean({ default: false, description: 'gs://bucket/key sources, read with Application Default Credentials unless GCS_KEY' }),
+  GCS_ENDPOINT: Type.String({ default: '', description: 'a GCS-compatible server\'s http(s) URL (an emulator); empty: Google' }),
+  GCS_KEY: Type.String({ default: '', description: 'a service account\'s JSON key (empty: Application Default Credentials)' }),
+  GCS_ALLOWED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets gs:// sources may name (empty: any)' }),
+  GCS_DENIED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets gs:// sources may not name' }),
+  USE_ABS: Type.Boolean({ default: false, description: 'abs://container/key sources from the storage account ABS_NAME' }),
+  ABS_NAME: Type.String({ default: '', description: 'the Azure storage account' }),
+  ABS_KEY: Type.String({ default: '', description: 'its shared key (empty: anonymous access, for public containers)' }),
+  ABS_ENDPOINT: Type.String({ default: '', description: 'the blob service\'s http(s) URL (Azurite, a sovereign cloud); empty: https://ABS_NAME.blob.core.windows.net' }),
+  ABS_ALLOWED_CONTAINERS: Type.String({ default: '', description: 'comma-separated containers abs:// sources may name (empty: any)' }),
+  ABS_DENIED_CONTAINERS: Type.String({ default: '', description: 'comma-separated containers abs:// sources may not name' }),
+  LOCAL_FILESYSTEM_ROOT: Type.String({ default: '', description: 'local:///path sources are read below this absolute directory, and nowhere else (empty: local:// off)' }),
   FFMPEG_PATH: Type.String({ minLength: 1, default: 'ffmpeg', description: 'ffmpeg binary' }),
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
   FFMPEG_ZYGOTE: Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto', description: 'auto: fork ffmpeg/ffprobe from a preloaded zygote when native/ffmpeg-zygote.so is built and loads; off: start each run afresh' }),
@@ -101,6 +120,8 @@ export interface Config {
   readonly maxConcurrentFetches: number
   readonly fetchMinBytesPerSecond: number
   readonly allowPrivateSources: boolean
+  /** Sources in stores (s3://, gs://, abs://, local://): the schemes switched on, and their settings. */
+  readonly stores: StoreSettings
   readonly ffmpegPath: string
   readonly ffprobePath: string
   readonly ffmpegZygote: 'auto' | 'off'
@@ -183,6 +204,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     maxConcurrentFetches: parsed.MAX_CONCURRENT_FETCHES,
     fetchMinBytesPerSecond: parsed.FETCH_MIN_BYTES_PER_SECOND,
     allowPrivateSources: parsed.ALLOW_PRIVATE_SOURCES,
+    stores: storeSettings(parsed),
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,
     ffmpegZygote: parsed.FFMPEG_ZYGOTE,

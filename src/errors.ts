@@ -26,6 +26,7 @@ export const errors = {
   Unauthorized: define('UNAUTHORIZED'),
   BadSignature: define('BAD_SIGNATURE'),
   NotFound: define('NOT_FOUND'),
+  SourceNotFound: define('SOURCE_NOT_FOUND'),
   UrlExpired: define('URL_EXPIRED'),
   JobNotFound: define('JOB_NOT_FOUND'),
   JobConflict: define('JOB_CONFLICT'),

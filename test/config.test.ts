@@ -77,7 +77,7 @@ test('invalid config says what the variable accepts, not the validator\'s words'
 
 test('.env.example lists every variable of the schema, with its default', () => {
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
-  const listed = new Map([...example.matchAll(/^#?\s*([A-Z_]+)=(.*)$/gm)].map(m => [m[1], m[2]]))
+  const listed = new Map([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/gm)].map(m => [m[1], m[2]]))
   const properties = CONFIG_SCHEMA.properties as Record<string, { default?: unknown }>
   assert.deepEqual([...listed.keys()].sort(), Object.keys(properties).sort())
   for (const [name, schema] of Object.entries(properties)) {

@@ -13,8 +13,10 @@ import { contentLength, createFetcher, discard, fetchError, type FetchedBody, ty
 import { paceBody } from '../sources/fetch-pace.ts'
 import { fromFirstRange } from '../sources/first-range.ts'
 import { nextOrAbort, spool, type DigestAlgorithm, type SpooledSource, type SpoolLimits } from '../sources/spool.ts'
+import { createOrigins } from '../sources/origins.ts'
 import { startRangeReader } from '../sources/range-reader.ts'
 import { parseAllowedSources } from '../sources/url-policy.ts'
+import { createStores, type Stores } from '../stores/registry.ts'
 import { optionsError } from '../routes/options-error.ts'
 import type { JobSource } from '../../contract/types.ts'
 
@@ -49,10 +51,12 @@ declare module 'fastify' {
     spooled: SpooledSource | null
   }
   interface FastifyInstance {
+    /** The stores by scheme (s3, gs, abs, local), made on first use: for sources, the result store and job outputs. */
+    stores: Stores
     sources: {
       /** The request's source, spooled; its temp file is removed when the reply ends, whatever happened. */
       take<T extends TObject> (request: FastifyRequest, reply: FastifyReply, optionsSchema: T, takeOptions?: TakeOptions<T>): Promise<Taken<T>>
-      /** A URL source fetched and spooled for work that no one request owns (signed GET URLs): the caller disposes it. */
+      /** A URL source (http(s) or a store URL) fetched and spooled for work that no one request owns (signed GET URLs): the caller disposes it. */
       fetchUrl (url: string, signal?: AbortSignal, options?: FetchOptions): Promise<SpooledSource>
     }
   }
@@ -81,10 +85,15 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     maxBytes: config.maxSourceBytes
   })
   app.addHook('onClose', () => fetcher.close())
+  // Stores are a second kind of origin behind the same fetch: everything after it (first range, range reader,
+  // spool, limits) is shared.
+  const stores = createStores(config.stores)
+  app.addHook('onClose', () => stores.close())
+  const origins = createOrigins(fetcher.fetchSource, stores, config.maxSourceBytes)
   // Range reads need a decoder that may connect to the reader's port and nowhere else (native/sandbox.c).
   const rangeReader = config.maxRangeRequests > 0 && config.maxRangeBytes > 0 && app.mediaTools.portConfinement
     ? await startRangeReader({
-      fetch: fetcher.fetchSource,
+      fetch: origins.fetch,
       maxBytes: config.maxRangeBytes,
       maxRequests: config.maxRangeRequests,
       timeoutMs: config.fetchTimeoutMs,
@@ -178,7 +187,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     // A fetched body itself: its chunks are undici's own, and it ends at its Content-Length (SpoolLimits.ownsChunks).
     const fetchedBody = (declaredBytes: number | undefined) => ({ ...digests, ownsChunks: true, declaredBytes })
     const fetch = async (target: string | URL, headers: RangeHeaders = {}): Promise<FetchedBody> => {
-      const fetched = await fetcher.fetchSource(target, fetchSignal, headers)
+      const fetched = await origins.fetch(target, fetchSignal, headers)
       return { ...fetched, body: paceBody(fetched.body, config.fetchMinBytesPerSecond, err => tooSlow.abort(err)) }
     }
     try {
@@ -202,6 +211,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     }
   }
 
+  app.decorate('stores', stores)
   app.decorate('sources', { take, fetchUrl })
 }, { name: 'sources', dependencies: ['temp-files', 'lifecycle', 'digests', 'slow-clients', 'media-tools', 'metrics'] })
 

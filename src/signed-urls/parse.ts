@@ -10,11 +10,14 @@ import { canonical, HANDLERS, UNSUPPORTED } from './options.ts'
 
 export { UrlOptionError, type ThumbdUrlOptions, type UrlFormat } from './option-types.ts'
 
+/** Store URLs, by their scheme (src/stores/location.ts parses the rest when the source is fetched). */
+const STORE_URL = /^(s3|gs|abs|local):\/\//i
+
 /** Longest path taken (after /i/{signature}); longer is refused before any parsing. */
 export const MAX_PATH_LENGTH = 8192
 
 export interface ParsedPath {
-  /** Absolute http(s) URL, as WHATWG URL parsing normalises it. */
+  /** Absolute http(s) URL, as WHATWG URL parsing normalises it; or a store URL (s3://, gs://, abs://, local://) as written, checked when fetched. */
   source: string
   /** From "@ext" (plain) or ".ext" (base64), as written. */
   extension?: string
@@ -123,13 +126,15 @@ function decodeSource (parts: string[]): { source: string, extension?: string } 
     }
     if (text === undefined) throw new UrlOptionError('the source is neither plain/<URL> nor valid base64url')
   }
+  // A store URL is not normalised (WHATWG would resolve "a/../b" into another key): src/stores/location.ts reads it.
+  if (STORE_URL.test(text)) return { source: text, extension: extension || undefined }
   let url: URL | undefined
   try {
     url = new URL(text)
   } catch {}
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     // "https%3A%2F%2F..." after the one decoding: the client encoded the URL twice.
-    throw new UrlOptionError(/^https?%3a/i.test(text) ? 'the source URL is percent-encoded twice' : 'the source must be an absolute http or https URL')
+    throw new UrlOptionError(/^(https?|s3|gs|abs|local)%3a/i.test(text) ? 'the source URL is percent-encoded twice' : 'the source must be an absolute http or https URL, or a store URL (s3://, gs://, abs://, local:///)')
   }
   return { source: url.href, extension: extension || undefined }
 }

@@ -48,7 +48,7 @@ test('Kubernetes manifests match the app: probes, port, env, drain, security', a
 test('the README config table lists every variable with its default', () => {
   const readme = read('README.md')
   const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5))
-  const rows = [...section.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map(m => [m[1]!, m[2]!.trim()] as const)
+  const rows = [...section.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/gm)].map(m => [m[1]!, m[2]!.trim()] as const)
   assert.deepEqual(rows.map(r => r[0]).sort(), Object.keys(schemaVars).sort())
   for (const [name, shown] of rows) {
     const value = String(schemaVars[name]!.default)

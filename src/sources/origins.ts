@@ -1,0 +1,41 @@
+// The two kinds of origin a URL source comes from, behind the one fetch function the fetch path and the range
+// reader call: an http(s) server through the guarded fetcher, or a store (s3://, gs://, abs://, local://) whose
+// read answers the same way (status, headers, body; 206 for a range: src/stores/store.ts). So sniffing, limits,
+// the first range, the range reader and the spool are the same code for both, as imgproxy plugs its storage
+// readers into its fetcher as transports.
+import { addAbortSignal } from 'node:stream'
+import { errors } from '../errors.ts'
+import { isStoreUrl, parseStoreUrl, storeUrl } from '../stores/location.ts'
+import type { Stores } from '../stores/registry.ts'
+import { contentLength, discard, type FetchedBody, type RangeHeaders } from './fetch-source.ts'
+
+export type OriginFetch = (url: string | URL, signal: AbortSignal, headers?: RangeHeaders) => Promise<FetchedBody>
+
+export interface Origins {
+  fetch: OriginFetch
+}
+
+export function createOrigins (http: OriginFetch, stores: Stores, maxBytes: number): Origins {
+  async function fromStore (raw: string, signal: AbortSignal, { range, ifRange }: RangeHeaders = {}): Promise<FetchedBody> {
+    const location = parseStoreUrl(raw)
+    const store = await stores.storeFor(location)
+    signal.throwIfAborted()
+    const { statusCode, headers, body } = await store.read(location, { range, ifRange, signal })
+    // Every store's body ends with the request's deadline, as undici's does with its signal.
+    addAbortSignal(signal, body)
+    const length = contentLength(headers)
+    if (statusCode !== 206 && length !== undefined && length > maxBytes) {
+      discard(body)
+      throw new errors.PayloadTooLarge(`the source is more than ${maxBytes} bytes (MAX_SOURCE_BYTES)`)
+    }
+    // The canonical spelling, which reads back to the same object (later ranges are asked by it).
+    return { body, url: new URL(storeUrl(location)), statusCode, headers }
+  }
+
+  return {
+    fetch: (url, signal, headers) => {
+      const raw = String(url)
+      return isStoreUrl(raw) ? fromStore(raw, signal, headers) : http(url, signal, headers)
+    }
+  }
+}
