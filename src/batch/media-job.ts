@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import { spool, type SpooledSource } from '../sources/spool.ts'
 import type { Config } from '../config.ts'
+import type { Stores } from '../stores/registry.ts'
 import { errors } from '../errors.ts'
 import type { Capacity } from './capacity.ts'
 import { openDestination, type Destination } from './destination.ts'
@@ -44,7 +45,7 @@ export async function runMediaJob ({ app, config, engine, capacity }: MediaJobCo
   let destination: Destination
   let source: SpooledSource
   try {
-    destination = openDestination(data.destination, config.jobsDestinationRoot)
+    destination = await openDestination(data.destination, config.jobsDestinationRoot, app.stores)
     // An attempt that wrote the manifest and died before the engine heard of it: the job is done, as written.
     const done = await writtenManifest(destination, id)
     if (done !== undefined) return done
@@ -85,9 +86,9 @@ export async function runMediaJob ({ app, config, engine, capacity }: MediaJobCo
 }
 
 /** What a job leaves behind once it ended, whichever way: its upload and its progress row. */
-export async function cleanUp (config: Config, engine: Engine, id: string, data: MediaJobData) {
+export async function cleanUp (config: Config, stores: Stores, engine: Engine, id: string, data: MediaJobData) {
   if ('upload' in data.source) {
-    const destination = openDestination(data.destination, config.jobsDestinationRoot)
+    const destination = await openDestination(data.destination, config.jobsDestinationRoot, stores)
     await destination.store.remove(destination.at(data.source.upload))
   }
   await forgetProgress(engine, id)

@@ -6,6 +6,8 @@ import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { checkSourceUrl, type SourcePolicy } from '../sources/url-policy.ts'
 import type { SpooledSource } from '../sources/spool.ts'
+import { isStoreUrl, parseStoreUrl } from '../stores/location.ts'
+import type { Stores } from '../stores/registry.ts'
 import { openDestination } from './destination.ts'
 import { MEDIA_QUEUE, type Engine } from './engine.ts'
 import type { JobError } from './failures.ts'
@@ -37,16 +39,20 @@ export interface Submission {
   upload?: SpooledSource
 }
 
-export function createJobService (config: Config, policy: SourcePolicy, engine: () => Promise<Engine>, checkWebhook: (url: string) => void) {
+export function createJobService (config: Config, policy: SourcePolicy, stores: Stores, engine: () => Promise<Engine>, checkWebhook: (url: string) => void) {
   async function submit ({ owner, request, idempotencyKey, upload }: Submission): Promise<{ id: string, created: boolean }> {
     const outputs = namedOutputs(request.outputs)
-    const destination = openDestination(request.destination, config.jobsDestinationRoot)
+    const destination = await openDestination(request.destination, config.jobsDestinationRoot, stores)
     if (request.webhook !== undefined) {
       if (config.webhookSigningKeys.length === 0) throw new errors.BadOptions('webhooks need WEBHOOK_SIGNING_KEYS set on the server')
       checkWebhook(request.webhook.url)
     }
     if (upload === undefined && request.source === undefined) throw new errors.BadOptions('a job needs a source: {"source": {"url": ...}} or an upload')
-    if (request.source !== undefined) checkSourceUrl(request.source.url, policy)
+    // A store URL is checked when the job fetches it (the store's policy: a refusal fails the job at once).
+    if (request.source !== undefined) {
+      if (isStoreUrl(request.source.url)) parseStoreUrl(request.source.url)
+      else checkSourceUrl(request.source.url, policy)
+    }
     const sha256 = upload?.digests.sha256
     if (upload !== undefined && sha256 === undefined) throw new Error('an upload is spooled with its SHA-256')
     const print = fingerprint({ source: request.source ?? { sha256: sha256! }, destination: request.destination, outputs, webhook: request.webhook?.url })
@@ -112,7 +118,7 @@ export function createJobService (config: Config, policy: SourcePolicy, engine: 
       const e = await engine()
       await e.boss.cancel(MEDIA_QUEUE, id)
       // A running attempt stops at its next lease renewal (its signal aborts); what it wrote stays.
-      await cleanUp(config, e, id, job.data)
+      await cleanUp(config, stores, e, id, job.data)
     }
     return status(owner, id)
   }

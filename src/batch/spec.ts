@@ -77,14 +77,14 @@ export const MAX_OUTPUTS = 32
 
 /** The request without its source: a JSON body, or the `job` field of a multipart upload. */
 export const JobRequestFields = {
-  destination: Type.String({ minLength: 1, maxLength: 2048, description: 'where the outputs go: file:///dir (under JOBS_DESTINATION_ROOT); the job writes <destination>/<name>.<ext> and manifest.json last' }),
+  destination: Type.String({ minLength: 1, maxLength: 2048, description: 'where the outputs go: a bucket prefix (s3://bucket/prefix, gs://, abs://, as sources take them, under the same settings), local:///dir, or file:///dir under JOBS_DESTINATION_ROOT; the job writes <destination>/<name>.<ext> and manifest.json last' }),
   outputs: Type.Array(OutputSpec, { minItems: 1, maxItems: MAX_OUTPUTS }),
   webhook: Type.Optional(Type.Object({
     url: Type.String({ minLength: 1, maxLength: 4096, description: 'POSTed the job\'s state when it ends, signed (Thumbd-Signature); the same address policy as URL sources' })
   }, { additionalProperties: false }))
 }
 export const JobRequestBody = Type.Object({
-  source: Type.Object({ url: Type.String({ minLength: 1, maxLength: 4096, description: 'the http(s) URL of the source' }) }, { additionalProperties: false }),
+  source: Type.Object({ url: Type.String({ minLength: 1, maxLength: 4096, description: 'the http(s) URL of the source, or a store URL (s3://bucket/key, gs://, abs://, local:///path)' }) }, { additionalProperties: false }),
   ...JobRequestFields
 }, { additionalProperties: false })
 export type JobRequest = Static<typeof JobRequestBody>

@@ -38,7 +38,7 @@ export async function startWorkers (context: MediaJobContext, config: Config, lo
       result = { state: 'failed', outputs: [], error: jobError(err) }
     }
     await announce(job.id, job.data, result)
-    await cleanUp(config, context.engine, job.id, job.data)
+    await cleanUp(config, context.app.stores, context.engine, job.id, job.data)
     hooks.ended(result.state)
     // A failure that retries cannot mend ends the job at once, past any attempts left.
     return { id: job.id, status: result.state === 'done' ? 'completed' : 'deadletter', output: result }

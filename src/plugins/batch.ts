@@ -82,7 +82,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     return opening
   }
 
-  app.decorate('batch', { ...createJobService(config, policy, engine, url => { webhooks.check(url) }), opened: () => opened !== undefined })
+  app.decorate('batch', { ...createJobService(config, policy, app.stores, engine, url => { webhooks.check(url) }), opened: () => opened !== undefined })
 
   app.addHook('onReady', async () => {
     if (config.jobsQueue !== '' || embeddedDatabaseExists(config)) await engine()
