@@ -3,21 +3,24 @@
 // from Debian's packages, scripts/postgres-server.ts) and one destination; N jobs of a short video (poster,
 // 6-tile storyboard, 8-frame preview, hashes), each with a signed webhook to a loopback receiver; one replica is
 // SIGKILLed once half the jobs are done. Reports: all done, each output present once and whole, webhooks delivered
-// (duplicates counted, signatures checked), jobs per minute. Bucket destinations come with issue #45's S3 store;
-// until then the shared destination is a directory. Everything is on loopback; the run stops by itself.
+// (duplicates counted, signatures checked), jobs per minute. The destination is a bucket of versitygw (the S3-compatible
+// server of scripts/install-test-servers.sh) through the S3 store; without that server, a shared directory.
+// Everything is on loopback; the run stops by itself.
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
 import sharp from 'sharp'
 import { startPostgres } from '../scripts/postgres-server.ts'
 import { verify } from '../src/batch/webhook.ts'
 import { startStaticServer } from './static-server.ts'
 import { startServer, type ServerHandle } from './server-process.ts'
+import { S3_ACCESS, S3_SECRET, serverBinary, startVersitygw } from '../test/stores/servers.ts'
 
 const { values } = parseArgs({ options: { jobs: { type: 'string', default: '200' }, replicas: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '1' }, 'time-limit': { type: 'string', default: '1800' } } })
 const N = Number(values.jobs)
@@ -52,8 +55,33 @@ const receiver = createServer((req, res) => {
 await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
 const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
+// The shared destination: a bucket when versitygw is built here, else a directory every replica sees.
+const cleanups: Array<() => unknown> = []
+const s3 = existsSync(serverBinary('versitygw')) ? await startVersitygw({ after: fn => { cleanups.push(fn) } }) : undefined
+const s3Endpoint = s3 === undefined ? '' : `http://127.0.0.1:${s3.port}`
+const s3Env = { AWS_ACCESS_KEY_ID: S3_ACCESS, AWS_SECRET_ACCESS_KEY: S3_SECRET, AWS_EC2_METADATA_DISABLED: 'true', AWS_REGION: 'us-east-1' }
+const client = s3 === undefined ? undefined : new S3Client({ endpoint: s3Endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: S3_ACCESS, secretAccessKey: S3_SECRET } })
+await client?.send(new CreateBucketCommand({ Bucket: 'jobs' }))
+const destination = (i: number) => s3 === undefined ? `file://${out}/job-${i}` : `s3://jobs/job-${i}`
+
+/** A job's files, by name, as its destination holds them. */
+async function outputsOf (i: number): Promise<Map<string, Buffer>> {
+  if (client === undefined) {
+    const dir = join(out, `job-${i}`)
+    return new Map(readdirSync(dir).map(file => [file, readFileSync(join(dir, file))]))
+  }
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: 'jobs', Prefix: `job-${i}/` }))
+  const files = new Map<string, Buffer>()
+  for (const { Key } of listed.Contents ?? []) {
+    const object = await client.send(new GetObjectCommand({ Bucket: 'jobs', Key }))
+    files.set(Key!.slice(`job-${i}/`.length), Buffer.from(await object.Body!.transformToByteArray()))
+  }
+  return files
+}
+
 const apiKey = randomBytes(18).toString('base64url')
 const env = {
+  ...(s3 === undefined ? {} : { ...s3Env, USE_S3: 'true', S3_ENDPOINT: s3Endpoint, S3_FORCE_PATH_STYLE: 'true', S3_ALLOWED_BUCKETS: 'jobs' }),
   API_KEYS: apiKey,
   JOBS_QUEUE: pg.url,
   JOB_CONCURRENCY: values.concurrency!,
@@ -74,7 +102,7 @@ const ids: string[] = []
 for (let i = 0; i < N; i++) {
   const body = JSON.stringify({
     source: { url: `${origin.base}/clip.mp4` },
-    destination: `file://${out}/job-${i}`,
+    destination: destination(i),
     outputs: [{ kind: 'still', name: 'poster', at: '30%' }, { kind: 'storyboard', count: 6, columns: 3 }, { kind: 'preview', frames: 8 }, { kind: 'hashes' }],
     webhook: { url: hookUrl }
   })
@@ -112,17 +140,17 @@ const elapsedMs = Date.now() - started
 const hookDeadline = Date.now() + 30_000
 while ([...ids].some(id => !hooks.has(id)) && Date.now() < hookDeadline) await new Promise(resolve => setTimeout(resolve, 500))
 
-// Each job's folder: exactly the expected files, each whole (decodes, parses), no temp or upload left over.
+// Each job's outputs: exactly the expected files, each whole (decodes, parses), no temp or upload left over.
 let whole = 0
 const problems: string[] = []
 for (let i = 0; i < N; i++) {
-  const dir = join(out, `job-${i}`)
-  const files = readdirSync(dir).sort()
-  if (JSON.stringify(files) !== JSON.stringify(EXPECTED)) { problems.push(`job-${i}: ${files.join(' ')}`); continue }
+  const files = await outputsOf(i)
+  const names = [...files.keys()].sort()
+  if (JSON.stringify(names) !== JSON.stringify(EXPECTED)) { problems.push(`job-${i}: ${names.join(' ')}`); continue }
   try {
-    for (const file of files) {
-      if (file.endsWith('.json')) JSON.parse(readFileSync(join(dir, file), 'utf8'))
-      else if (file.endsWith('.vtt')) { if (!readFileSync(join(dir, file), 'utf8').startsWith('WEBVTT')) throw new Error('not a VTT') } else await sharp(join(dir, file), { animated: true }).raw().toBuffer()
+    for (const [name, bytes] of files) {
+      if (name.endsWith('.json')) JSON.parse(bytes.toString())
+      else if (name.endsWith('.vtt')) { if (!bytes.toString().startsWith('WEBVTT')) throw new Error('not a VTT') } else await sharp(bytes, { animated: true }).raw().toBuffer()
     }
     whole++
   } catch (err) {
@@ -145,7 +173,7 @@ console.log(JSON.stringify({
   webhooksDelivered: delivered,
   webhookDuplicates: duplicates,
   badSignatures,
-  destination: 'shared directory (no S3 store on this branch yet)',
+  destination: s3 === undefined ? 'a shared directory (versitygw not built here)' : 'an S3 bucket (versitygw, through the S3 store)',
   minutes: +(elapsedMs / 60_000).toFixed(2),
   jobsPerMinute: +(N / (elapsedMs / 60_000)).toFixed(1)
 }, null, 2))
@@ -154,5 +182,7 @@ for (const replica of live()) await replica.stop()
 receiver.close()
 await origin.close()
 await pg.stop()
+client?.destroy()
+for (const cleanup of cleanups.reverse()) await cleanup()
 rmSync(work, { recursive: true, force: true })
 process.exit(done === N && whole === N && delivered === N && badSignatures === 0 ? 0 : 1)
