@@ -3,7 +3,6 @@
 // requests. Here it answers pg-boss's statements (through pg-boss's own PGlite adapter) by message.
 import { mkdir } from 'node:fs/promises'
 import { setPriority } from 'node:os'
-import { setFlagsFromString } from 'node:v8'
 import { parentPort, workerData } from 'node:worker_threads'
 
 interface Statement { id: number, text: string, values?: unknown[] }
@@ -12,8 +11,6 @@ const { dataDir, niceness } = workerData as { dataDir: string, niceness: number 
 // Niced as the pool's threads are (WORKER_NICENESS): its first start is seconds of CPU, which on a busy host must
 // not take the event loop's core (the loop lagging past PRESSURE_MAX_EVENT_LOOP_DELAY_MS answers requests 503).
 if (niceness > 0) setPriority(niceness)
-// Liftoff alone: TurboFan's code for the 9 MB module costs ~100 MB more RSS, for queries that take a millisecond.
-setFlagsFromString('--liftoff-only')
 const { PGlite } = await import('@electric-sql/pglite')
 const { fromPglite } = await import('pg-boss')
 await mkdir(dataDir, { recursive: true })

@@ -1,5 +1,5 @@
 // Asynchronous jobs (POST /api/jobs): the queue engine, opened when needed, and this replica's workers. The
-// embedded queue is loaded lazily: a server that never took a job carries none of it (PGlite is ~60 MB of RSS),
+// embedded queue is loaded lazily: a server that never took a job carries none of it (PGlite on its thread is ~130 MB of RSS),
 // and one whose JOBS_DATA_DIR holds a database opens it at start, so its queued jobs resume. A shared server
 // (JOBS_QUEUE) is opened at start: this replica may have jobs to run that others took.
 import fp from 'fastify-plugin'
