@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs, from Debian/Ubuntu's packages, what thumbd needs from the OS when it is missing: ffmpeg (with
 # ffprobe) for video, a C compiler and libheif, with which npm ci builds native/ (the ffmpeg zygote, the decoder
-# sandbox, the HEIF decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc, openssl and Chromium. thumbd never downloads ffmpeg itself.
+# sandbox, the HEIF decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc, openssl, Chromium and PostgreSQL. thumbd never downloads ffmpeg itself.
 set -eu
 packages=""
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then packages="ffmpeg"; fi
@@ -19,6 +19,8 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libwebp\.so\.7'; then packages="$package
 if ! command -v jpegtran >/dev/null 2>&1; then packages="$packages libjpeg-turbo-progs"; fi
 # openssl makes the tests' self-signed certificate for an HTTPS origin.
 if ! command -v openssl >/dev/null 2>&1; then packages="$packages openssl"; fi
+# PostgreSQL: the shared queue of asynchronous jobs, which the tests and load/jobs-kill.ts start themselves.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then packages="$packages postgresql"; fi
 # The tests open docs/examples/img-tags.html in a real browser.
 if ! command -v chromium >/dev/null 2>&1; then packages="$packages chromium"; fi
 if [ -z "$packages" ]; then

@@ -11,6 +11,7 @@ import { errors } from './errors.ts'
 import { optionsError } from './routes/options-error.ts'
 import admission from './plugins/admission.ts'
 import auth from './plugins/auth.ts'
+import batch from './plugins/batch.ts'
 import digests from './plugins/digests.ts'
 import docs from './plugins/docs.ts'
 import errorHandler from './plugins/error-handler.ts'
@@ -25,6 +26,7 @@ import tempFiles from './plugins/temp-files.ts'
 import hashRoutes from './routes/hash.ts'
 import healthRoutes from './routes/health.ts'
 import infoRoutes from './routes/info.ts'
+import jobsRoutes from './routes/jobs.ts'
 import resizeRoutes from './routes/resize.ts'
 import signedUrlRoutes from './routes/signed-url.ts'
 import storyboardRoutes from './routes/storyboard.ts'
@@ -76,6 +78,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
   await fastify.register(sources, { config })
   await fastify.register(auth, { config })
   await fastify.register(resultStore, { config })
+  await fastify.register(batch, { config })
 
   await fastify.register(healthRoutes)
   // Job routes: bearer key, drain gate, admission and the body's pacing before any byte of the body is read.
@@ -90,6 +93,7 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
     await api.register(infoRoutes)
     await api.register(storyboardRoutes)
     await api.register(previewRoutes)
+    await api.register(jobsRoutes)
   }, { prefix: '/api' })
   // Signed GET URLs: the signature is the credential; the same gates, and no body.
   await fastify.register(async (signed) => {

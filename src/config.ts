@@ -83,7 +83,13 @@ export const CONFIG_SCHEMA = Type.Object({
   RESULT_STORAGE_SECONDS: Type.Integer({ minimum: 1, maximum: 31536000, default: 86400, description: 'how long a kept GET URL result may answer, in seconds (a changed source shows after at most this; cb in the URL changes it at once)' }),
   RESULT_STORAGE_BYTES: Type.Integer({ minimum: 1, maximum: 1099511627776, default: 1073741824, description: 'a file:// result store keeps at most this many bytes, removing the oldest entries first (buckets: use a lifecycle rule)' }),
   FORMAT_QUALITY: Type.String({ default: 'jpeg=80,webp=79,avif=63', description: 'default quality of GET URL replies per format, as imgproxy\'s IMGPROXY_FORMAT_QUALITY (1-100 each; a format not named: 80)' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' })
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 900000, description: 'a whole request (headers and body) must arrive within this time' }),
+  JOBS_QUEUE: Type.String({ default: '', pattern: '^(|postgres(ql)?://.+)$', description: 'asynchronous jobs (POST /api/jobs): empty, the embedded queue (PGlite in JOBS_DATA_DIR, one replica); a postgres:// URL, the PostgreSQL database whose queue the replicas share' }),
+  JOBS_DATA_DIR: Type.String({ minLength: 1, default: 'data/jobs', description: 'the embedded queue\'s database folder (with JOBS_QUEUE empty); it outlives restarts: queued jobs resume' }),
+  JOB_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 1, description: 'asynchronous jobs this replica runs at once, each only on pool capacity that requests leave (0: it runs none, only takes them)' }),
+  JOB_LEASE_SECONDS: Type.Integer({ minimum: 10, maximum: 3600, default: 30, description: 'a running job whose replica has not renewed its lease for this long (killed, cut off) is run again by another replica' }),
+  JOBS_DESTINATION_ROOT: Type.String({ default: '', description: 'file:///dir destinations of jobs must be inside this folder (empty: file:// destinations are off)' }),
+  WEBHOOK_SIGNING_KEYS: Type.String({ default: '', description: 'comma-separated keys that sign job webhooks (HMAC-SHA256 over timestamp.body, one v1= per key, for rotation); empty: jobs with a webhook are refused' })
 })
 
 type Env = Static<typeof CONFIG_SCHEMA>
@@ -148,6 +154,13 @@ export interface Config {
   readonly resultStorageSeconds: number
   readonly resultStorageBytes: number
   readonly formatQuality: Readonly<Record<'jpeg' | 'webp' | 'avif', number>>
+  /** '' for the embedded queue, else the PostgreSQL URL the replicas share. */
+  readonly jobsQueue: string
+  readonly jobsDataDir: string
+  readonly jobConcurrency: number
+  readonly jobLeaseSeconds: number
+  readonly jobsDestinationRoot: string
+  readonly webhookSigningKeys: readonly string[]
 }
 
 /** The variables of this process's environment that the tools keep (Config.toolEnv). */
@@ -221,7 +234,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     resultStorage: resultStorage(parsed),
     resultStorageSeconds: parsed.RESULT_STORAGE_SECONDS,
     resultStorageBytes: parsed.RESULT_STORAGE_BYTES,
-    formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY))
+    formatQuality: Object.freeze(formatQuality(parsed.FORMAT_QUALITY)),
+    jobsQueue: parsed.JOBS_QUEUE,
+    jobsDataDir: parsed.JOBS_DATA_DIR,
+    jobConcurrency: parsed.JOB_CONCURRENCY,
+    jobLeaseSeconds: parsed.JOB_LEASE_SECONDS,
+    jobsDestinationRoot: parsed.JOBS_DESTINATION_ROOT,
+    webhookSigningKeys: Object.freeze(list(parsed.WEBHOOK_SIGNING_KEYS))
   })
 }
 

@@ -28,6 +28,8 @@ export const errors = {
   NotFound: define('NOT_FOUND'),
   SourceNotFound: define('SOURCE_NOT_FOUND'),
   UrlExpired: define('URL_EXPIRED'),
+  JobNotFound: define('JOB_NOT_FOUND'),
+  JobConflict: define('JOB_CONFLICT'),
   RequestTimeout: define('REQUEST_TIMEOUT'),
   PayloadTooLarge: define('PAYLOAD_TOO_LARGE'),
   UnsupportedMedia: define('UNSUPPORTED_MEDIA'),

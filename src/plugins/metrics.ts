@@ -30,6 +30,10 @@ export function createMetrics () {
     resultStoreReads: new Counter({ name: 'thumbd_result_store_reads_total', help: 'GET URL lookups in the result store (RESULT_STORAGE) by store and outcome: hit, miss, error, timeout (error and timeout are served as misses)', labelNames: ['store', 'outcome'], registers: [registry] }),
     resultStoreWrites: new Counter({ name: 'thumbd_result_store_writes_total', help: 'GET URL results written to the result store after their reply, by store and outcome: ok, error, skipped (too many writes under way, or too large)', labelNames: ['store', 'outcome'], registers: [registry] }),
     resultStoreEvictions: new Counter({ name: 'thumbd_result_store_evictions_total', help: 'Entries a file:// result store removed to stay within RESULT_STORAGE_BYTES', labelNames: ['store'], registers: [registry] }),
+    asyncJobs: new Gauge({ name: 'thumbd_async_jobs', help: 'Asynchronous jobs (POST /api/jobs) in the queue engine, by state (queued, running, done, failed, cancelled; done and failed are kept for 7 days); every replica reports the shared queue', labelNames: ['state'], registers: [registry] }),
+    asyncJobOldestAge: new Gauge({ name: 'thumbd_async_job_oldest_queued_seconds', help: 'Age of the oldest asynchronous job still waiting to run (0: none waits)', registers: [registry] }),
+    asyncJobsEnded: new Counter({ name: 'thumbd_async_jobs_ended_total', help: 'Asynchronous jobs this replica ended, by state (done, failed)', labelNames: ['state'], registers: [registry] }),
+    webhooks: new Counter({ name: 'thumbd_webhooks_total', help: 'Webhook deliveries this replica attempted, by outcome (ok, error: retried by the queue)', labelNames: ['outcome'], registers: [registry] }),
     rangeBytes: new Counter({ name: 'thumbd_range_bytes_total', help: 'Bytes asked of origins by range requests for remote videos', registers: [registry] })
   }
 }
