@@ -147,6 +147,11 @@ export function storeSuite (name: string, made: Harness | string): void {
       const started = Date.now()
       refused(await post(app, urlOf(h, 'photos/still.jpg')), 502, 'SOURCE_FETCH_FAILED', new RegExp(`${h.scheme}://${h.bucket} timed out`))
       assert.ok(Date.now() - started < 5000, `within the fetch timeout (${Date.now() - started} ms)`)
+      // The read that timed out is ended, its socket with it: a store that hangs must not gather one open
+      // connection per request (gs:// did, the SDK's read having no way to cancel before the response).
+      const deadline = Date.now() + 1000
+      while (h.proxy.open() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+      assert.equal(h.proxy.open(), 0, `${h.proxy.open()} connection(s) to the hanging store left open after the 502`)
     } finally {
       h.proxy.mode('pass')
     }
