@@ -58,7 +58,12 @@ export function storeSettings (env: StoreEnv): StoreSettings {
   const endpoint = (name: string, value: string) => {
     if (value === '') return undefined
     const url = URL.parse(value)
-    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') throw new ConfigError(`${name} must be an http(s) URL without credentials (got "${value}")`)
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
+      // Never the value itself: the refused URL may hold a key in its user info or a SAS signature in its query,
+      // and this line goes to stderr and the container's log. Its scheme and host are enough to find it.
+      const shown = url !== null && url.host !== '' ? ` (got ${url.protocol}//${url.host}/...)` : ''
+      throw new ConfigError(`${name} must be an http(s) URL without credentials${shown}`)
+    }
     return value
   }
   // Checked whether or not the scheme is on, so a typo is met at start rather than the day it is switched on.

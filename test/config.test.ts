@@ -75,6 +75,24 @@ test('invalid config says what the variable accepts, not the validator\'s words'
   }
 })
 
+test('a store endpoint refused for its credentials is not echoed: neither user info nor a SAS signature reaches the log', () => {
+  for (const [env, name, secrets] of [
+    [{ S3_ENDPOINT: 'http://AKIAEXAMPLE:TopSecretPassw0rd@minio.internal:9000' }, 'S3_ENDPOINT', ['AKIAEXAMPLE', 'TopSecretPassw0rd']],
+    [{ GCS_ENDPOINT: 'https://user:GcsP4ss@gcs.internal' }, 'GCS_ENDPOINT', ['GcsP4ss', 'user:']],
+    [{ ABS_ENDPOINT: 'ftp://acct.blob.core.windows.net/?sv=2024-01-01&sig=SASSECRETSIG' }, 'ABS_ENDPOINT', ['SASSECRETSIG', 'sig=']],
+    [{ S3_ENDPOINT: 'AKIAEXAMPLE:TopSecretPassw0rd@minio.internal' }, 'S3_ENDPOINT', ['AKIAEXAMPLE', 'TopSecretPassw0rd']]
+  ] as const) {
+    assert.throws(() => loadConfig(env), (err: Error) => {
+      assert.ok(err instanceof ConfigError)
+      assert.ok(err.message.startsWith(`${name} must be an http(s) URL`), err.message)
+      for (const secret of secrets) assert.ok(!err.message.includes(secret), `${secret} echoed in: ${err.message}`)
+      return true
+    })
+  }
+  // Where the value was a URL, its scheme and host say which one it was.
+  assert.throws(() => loadConfig({ S3_ENDPOINT: 'http://AKIAEXAMPLE:TopSecretPassw0rd@minio.internal:9000' }), /got http:\/\/minio\.internal:9000/)
+})
+
 test('.env.example lists every variable of the schema, with its default', () => {
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
   const listed = new Map([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/gm)].map(m => [m[1], m[2]]))
