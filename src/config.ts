@@ -47,7 +47,7 @@ export const CONFIG_SCHEMA = Type.Object({
   USE_S3: Type.Boolean({ default: false, description: 's3://bucket/key[?versionId=] sources, read with the AWS SDK\'s default credential chain (environment, shared profile, instance or task role)' }),
   S3_ENDPOINT: Type.String({ default: '', description: 'an S3-compatible server\'s http(s) URL (MinIO, R2, versitygw ...); empty: AWS' }),
   S3_REGION: Type.String({ default: '', description: 'the S3 region (empty: AWS_REGION or the profile\'s, else us-east-1)' }),
-  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false, description: 'address buckets as endpoint/bucket/key rather than bucket.endpoint/key (MinIO, versitygw)' }),
+  S3_FORCE_PATH_STYLE: Type.Union([Type.Literal(''), Type.Literal('true'), Type.Literal('false')], { default: '', description: 'address buckets as endpoint/bucket/key (true) rather than bucket.endpoint/key (false); empty: true with S3_ENDPOINT (as imgproxy), false for AWS' }),
   S3_ALLOWED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets s3:// sources may name (empty: any)' }),
   S3_DENIED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets s3:// sources may not name' }),
   USE_GCS: Type.Boolean({ default: false, description: 'gs://bucket/key sources, read with Application Default Credentials unless GCS_KEY' }),

@@ -93,6 +93,15 @@ test('a store endpoint refused for its credentials is not echoed: neither user i
   assert.throws(() => loadConfig({ S3_ENDPOINT: 'http://AKIAEXAMPLE:TopSecretPassw0rd@minio.internal:9000' }), /got http:\/\/minio\.internal:9000/)
 })
 
+test('S3_FORCE_PATH_STYLE defaults to path style with S3_ENDPOINT (as imgproxy), virtual-hosted for AWS; either can be set', () => {
+  // Virtual-hosted style against a path-style-only server reads s3://media/secret/x as bucket "secret".
+  assert.equal(loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000' }).stores.s3.forcePathStyle, true)
+  assert.equal(loadConfig({}).stores.s3.forcePathStyle, false)
+  assert.equal(loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'false' }).stores.s3.forcePathStyle, false)
+  assert.equal(loadConfig({ S3_FORCE_PATH_STYLE: 'true' }).stores.s3.forcePathStyle, true)
+  assert.throws(() => loadConfig({ S3_FORCE_PATH_STYLE: 'yes' }), /S3_FORCE_PATH_STYLE/)
+})
+
 test('.env.example lists every variable of the schema, with its default', () => {
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
   const listed = new Map([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/gm)].map(m => [m[1], m[2]]))
