@@ -157,6 +157,21 @@ export function storeSuite (name: string, made: Harness | string): void {
     }
   })
 
+  it('a body refused part-read (415: no media) closes its connection to the store at once, not at FETCH_TIMEOUT_MS', async (t) => {
+    if (h.proxy === undefined) return t.skip('a directory has no connection')
+    await put(h, 'text/big.txt', Buffer.alloc(8 * 2 ** 20, 'not media '))
+    h.proxy.mode('pass') // no connection left from an earlier test
+    // No byte-rate floor: it would end the paused body too, within its 2 s window.
+    const app = await build(t, { ...h.env, FETCH_TIMEOUT_MS: '20000', FETCH_MIN_BYTES_PER_SECOND: '0' })
+    // Over a real socket with keep-alive: inject's reply does not finish as a socket's does, which masks it.
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    const res = await fetch(`${address}/api/thumbnail`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ url: urlOf(h, 'text/big.txt') }) })
+    refused({ statusCode: res.status, body: await res.text() }, 415, 'UNSUPPORTED_MEDIA', /not an image or video/)
+    const deadline = Date.now() + 1000
+    while (h.proxy.open() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    assert.equal(h.proxy.open(), 0, `${h.proxy.open()} connection(s) to the store kept open by a refused body`)
+  })
+
   it('write, stat, read back, remove: whole objects with their metadata (the result store and job outputs)', async () => {
     const at = { scheme: h.scheme, bucket: h.bucket, key: 'results/ab/cd.webp' }
     const written = await h.store.write(at, Buffer.from('result bytes'), { contentType: 'image/webp', metadata: { etag: '"x1"' } })
