@@ -57,7 +57,7 @@ export const CONFIG_SCHEMA = Type.Object({
   GCS_DENIED_BUCKETS: Type.String({ default: '', description: 'comma-separated buckets gs:// sources may not name' }),
   USE_ABS: Type.Boolean({ default: false, description: 'abs://container/key sources from the storage account ABS_NAME' }),
   ABS_NAME: Type.String({ default: '', description: 'the Azure storage account' }),
-  ABS_KEY: Type.String({ default: '', description: 'its shared key (empty: anonymous access, for public containers)' }),
+  ABS_KEY: Type.String({ default: '', description: 'its shared key (empty: the host\'s Azure identity, through DefaultAzureCredential: environment, workload or managed identity, Azure CLI)' }),
   ABS_ENDPOINT: Type.String({ default: '', description: 'the blob service\'s http(s) URL (Azurite, a sovereign cloud); empty: https://ABS_NAME.blob.core.windows.net' }),
   ABS_ALLOWED_CONTAINERS: Type.String({ default: '', description: 'comma-separated containers abs:// sources may name (empty: any)' }),
   ABS_DENIED_CONTAINERS: Type.String({ default: '', description: 'comma-separated containers abs:// sources may not name' }),
