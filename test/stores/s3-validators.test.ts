@@ -20,6 +20,12 @@ const seen: IncomingHttpHeaders[] = []
 // GetObject, path style: 206 for a range, Last-Modified of the current version, no ETag; conditions ignored.
 const server = createServer((request, response) => {
   seen.push(request.headers)
+  if (request.url!.includes('/cut.bin')) { // a body cut after its first bytes
+    response.writeHead(200, { 'content-length': OBJECT.length, 'last-modified': new Date().toUTCString() })
+    response.write(OBJECT.subarray(0, 100))
+    setTimeout(() => response.destroy(), 50)
+    return
+  }
   const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '')
   const start = Number(range?.[1] ?? 0)
   const end = range?.[2] ? Number(range[2]) : OBJECT.length - 1
@@ -55,6 +61,15 @@ test('s3: a later range of an object without an ETag is pinned by its Last-Modif
   await assert.rejects(origins.fetch('s3://media/plain.bin', signal, { range: 'bytes=200-299', ifRange: validator }), (err: Error & { code?: string }) => {
     assert.equal(err.code, 'THUMBD_SOURCE_FETCH_FAILED', err.message)
     assert.match(err.message, /s3:\/\/media.* changed while it was read/)
+    return true
+  })
+})
+
+test('s3: a body cut mid-read fails with a 502 that names the store', async () => {
+  const answer = await origins.fetch('s3://media/cut.bin', AbortSignal.timeout(10_000))
+  await assert.rejects(text(answer.body), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'THUMBD_SOURCE_FETCH_FAILED', err.message)
+    assert.match(err.message, /s3:\/\/media could not be reached/)
     return true
   })
 })
