@@ -50,7 +50,7 @@ export function signingKeys (keys: string[], salts: string[]): SigningKey[] {
 }
 
 /** The store settings (src/stores/settings.ts): how to reach each store, and which schemes sources may name. */
-type StoreEnv = Record<'USE_S3' | 'S3_FORCE_PATH_STYLE' | 'USE_GCS' | 'USE_ABS', boolean> & { FETCH_TIMEOUT_MS: number } &
+type StoreEnv = Record<'USE_S3' | 'USE_GCS' | 'USE_ABS', boolean> & { S3_FORCE_PATH_STYLE: '' | 'true' | 'false' } & { FETCH_TIMEOUT_MS: number } &
   Record<'S3_ENDPOINT' | 'S3_REGION' | 'S3_ALLOWED_BUCKETS' | 'S3_DENIED_BUCKETS' | 'GCS_ENDPOINT' | 'GCS_KEY' | 'GCS_ALLOWED_BUCKETS' | 'GCS_DENIED_BUCKETS' |
   'ABS_NAME' | 'ABS_KEY' | 'ABS_ENDPOINT' | 'ABS_ALLOWED_CONTAINERS' | 'ABS_DENIED_CONTAINERS' | 'LOCAL_FILESYSTEM_ROOT', string>
 
@@ -58,7 +58,12 @@ export function storeSettings (env: StoreEnv): StoreSettings {
   const endpoint = (name: string, value: string) => {
     if (value === '') return undefined
     const url = URL.parse(value)
-    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') throw new ConfigError(`${name} must be an http(s) URL without credentials (got "${value}")`)
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
+      // Never the value itself: the refused URL may hold a key in its user info or a SAS signature in its query,
+      // and this line goes to stderr and the container's log. Its scheme and host are enough to find it.
+      const shown = url !== null && url.host !== '' ? ` (got ${url.protocol}//${url.host}/...)` : ''
+      throw new ConfigError(`${name} must be an http(s) URL without credentials${shown}`)
+    }
     return value
   }
   // Checked whether or not the scheme is on, so a typo is met at start rather than the day it is switched on.
@@ -77,11 +82,15 @@ export function storeSettings (env: StoreEnv): StoreSettings {
   if (env.LOCAL_FILESYSTEM_ROOT !== '' && !isAbsolute(env.LOCAL_FILESYSTEM_ROOT)) throw new ConfigError(`LOCAL_FILESYSTEM_ROOT must be an absolute path (got "${env.LOCAL_FILESYSTEM_ROOT}")`)
   const lists = (allowed: string, denied: string) => ({ allowed: Object.freeze(list(allowed)), denied: Object.freeze(list(denied)) })
   const optional = (value: string) => value === '' ? undefined : value
+  // Path style unless told otherwise when S3_ENDPOINT is set (imgproxy's IMGPROXY_S3_ENDPOINT_USE_PATH_STYLE
+  // default): a server that serves only path style reads Host media.<endpoint> /secret/x.jpg as bucket "secret",
+  // a bucket the lists were never asked about. AWS itself is addressed virtual-hosted style.
+  const pathStyle = env.S3_FORCE_PATH_STYLE === '' ? s3Endpoint !== undefined : env.S3_FORCE_PATH_STYLE === 'true'
   const on = { s3: env.USE_S3, gs: env.USE_GCS, abs: env.USE_ABS, local: env.LOCAL_FILESYSTEM_ROOT !== '' }
   return Object.freeze({
     timeoutMs: env.FETCH_TIMEOUT_MS,
     sources: Object.freeze((['s3', 'gs', 'abs', 'local'] as const).filter(scheme => on[scheme])),
-    s3: Object.freeze({ endpoint: s3Endpoint, region: optional(env.S3_REGION), forcePathStyle: env.S3_FORCE_PATH_STYLE, ...lists(env.S3_ALLOWED_BUCKETS, env.S3_DENIED_BUCKETS) }),
+    s3: Object.freeze({ endpoint: s3Endpoint, region: optional(env.S3_REGION), forcePathStyle: pathStyle, ...lists(env.S3_ALLOWED_BUCKETS, env.S3_DENIED_BUCKETS) }),
     gs: Object.freeze({ endpoint: gcsEndpoint, key: optional(env.GCS_KEY), ...lists(env.GCS_ALLOWED_BUCKETS, env.GCS_DENIED_BUCKETS) }),
     abs: Object.freeze({ name: env.ABS_NAME, key: optional(env.ABS_KEY), endpoint: absEndpoint, ...lists(env.ABS_ALLOWED_CONTAINERS, env.ABS_DENIED_CONTAINERS) }),
     local: env.LOCAL_FILESYSTEM_ROOT === '' ? undefined : Object.freeze({ root: env.LOCAL_FILESYSTEM_ROOT })

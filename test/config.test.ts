@@ -75,6 +75,44 @@ test('invalid config says what the variable accepts, not the validator\'s words'
   }
 })
 
+test('a store endpoint refused for its credentials is not echoed: neither user info nor a SAS signature reaches the log', () => {
+  for (const [env, name, secrets] of [
+    [{ S3_ENDPOINT: 'http://AKIAEXAMPLE:TopSecretPassw0rd@minio.internal:9000' }, 'S3_ENDPOINT', ['AKIAEXAMPLE', 'TopSecretPassw0rd']],
+    [{ GCS_ENDPOINT: 'https://user:GcsP4ss@gcs.internal' }, 'GCS_ENDPOINT', ['GcsP4ss', 'user:']],
+    [{ ABS_ENDPOINT: 'ftp://acct.blob.core.windows.net/?sv=2024-01-01&sig=SASSECRETSIG' }, 'ABS_ENDPOINT', ['SASSECRETSIG', 'sig=']],
+    [{ S3_ENDPOINT: 'AKIAEXAMPLE:TopSecretPassw0rd@minio.internal' }, 'S3_ENDPOINT', ['AKIAEXAMPLE', 'TopSecretPassw0rd']]
+  ] as const) {
+    assert.throws(() => loadConfig(env), (err: Error) => {
+      assert.ok(err instanceof ConfigError)
+      assert.ok(err.message.startsWith(`${name} must be an http(s) URL`), err.message)
+      for (const secret of secrets) assert.ok(!err.message.includes(secret), `${secret} echoed in: ${err.message}`)
+      return true
+    })
+  }
+  // Where the value was a URL, its scheme and host say which one it was.
+  assert.throws(() => loadConfig({ S3_ENDPOINT: 'http://AKIAEXAMPLE:TopSecretPassw0rd@minio.internal:9000' }), /got http:\/\/minio\.internal:9000/)
+})
+
+test('S3_FORCE_PATH_STYLE defaults to path style with S3_ENDPOINT (as imgproxy), virtual-hosted for AWS; either can be set', () => {
+  // Virtual-hosted style against a path-style-only server reads s3://media/secret/x as bucket "secret".
+  assert.equal(loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000' }).stores.s3.forcePathStyle, true)
+  assert.equal(loadConfig({}).stores.s3.forcePathStyle, false)
+  assert.equal(loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'false' }).stores.s3.forcePathStyle, false)
+  assert.equal(loadConfig({ S3_FORCE_PATH_STYLE: 'true' }).stores.s3.forcePathStyle, true)
+  assert.throws(() => loadConfig({ S3_FORCE_PATH_STYLE: 'yes' }), /S3_FORCE_PATH_STYLE/)
+})
+
+test('ABS_KEY empty is described as what the code does (DefaultAzureCredential), not as anonymous access', () => {
+  const described = (CONFIG_SCHEMA.properties as Record<string, { description?: string }>).ABS_KEY!.description!
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+  assert.match(readFileSync(new URL('../src/stores/abs/abs-store.ts', import.meta.url), 'utf8'), /DefaultAzureCredential\(\)/, 'the code still uses it')
+  for (const [where, text] of [['schema', described], ['README', /^\| `ABS_KEY`.*$/m.exec(readme)![0]], ['.env.example', /^# abs:\/\/[^]*?ABS_ENDPOINT/m.exec(example)![0]]] as const) {
+    assert.match(text, /DefaultAzureCredential/, where)
+    assert.doesNotMatch(text, /anonymous/, where)
+  }
+})
+
 test('.env.example lists every variable of the schema, with its default', () => {
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
   const listed = new Map([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/gm)].map(m => [m[1], m[2]]))

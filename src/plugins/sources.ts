@@ -183,7 +183,10 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     const timeout = AbortSignal.timeout(config.fetchTimeoutMs)
     // A body below FETCH_MIN_BYTES_PER_SECOND gives its slot back at once, with the source's 502.
     const tooSlow = new AbortController()
-    const fetchSignal = AbortSignal.any(signal === undefined ? [timeout, tooSlow.signal] : [timeout, tooSlow.signal, signal])
+    // Aborted at a refusal (413 by the spool's count, 415 by sniffing ...): the body is left unread, and a store's
+    // body (addAbortSignal in origins.ts) or undici's would keep its socket to the origin until FETCH_TIMEOUT_MS.
+    const refused = new AbortController()
+    const fetchSignal = AbortSignal.any(signal === undefined ? [timeout, tooSlow.signal, refused.signal] : [timeout, tooSlow.signal, refused.signal, signal])
     // A fetched body itself: its chunks are undici's own, and it ends at its Content-Length (SpoolLimits.ownsChunks).
     const fetchedBody = (declaredBytes: number | undefined) => ({ ...digests, ownsChunks: true, declaredBytes })
     const fetch = async (target: string | URL, headers: RangeHeaders = {}): Promise<FetchedBody> => {
@@ -207,7 +210,10 @@ export default fp<{ config: Config }>(async (app, { config }) => {
         spool: (stream, framedBytes) => spoolWithLimits(stream, framedBytes === undefined ? digests : fetchedBody(framedBytes))
       })
     } catch (err) {
-      throw fetchError(err, fetchSignal)
+      // Mapped first: once aborted, the signal would make any failure read as "timed out".
+      const error = fetchError(err, fetchSignal)
+      refused.abort(error)
+      throw error
     }
   }
 

@@ -66,9 +66,15 @@ export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal,
   }
   // The whole file in this answer: its body as a 200's would be. Framed (undici ends it there) only by a
   // Content-Length that agrees with the range: a chunked 206, or one whose lengths disagree, is read as it comes.
-  if (range.end === range.size - 1) return context.spool(body, framed && contentLength(fetched.headers) === range.size ? range.size : undefined)
+  // An unframed body is held to the bytes its Content-Range announced: else a chunked "bytes 0-999/1000" that
+  // goes on sending would be read up to MAX_SOURCE_BYTES.
+  if (range.end === range.size - 1) {
+    return framed && contentLength(fetched.headers) === range.size
+      ? context.spool(body, range.size)
+      : context.spool(Readable.from(capped(body, range.size, answered), { objectMode: false }))
+  }
   async function * pieces () {
-    yield * body
+    yield * capped(body, range!.end + 1, answered)
     for (let at = range!.end + 1, asked = 0; at < range!.size; asked++) {
       if (asked === MAX_REST_REQUESTS) throw new errors.SourceFetchFailed(`the source answers in pieces too small (${answered})`)
       const rest = await context.fetch(fetched.url, signal, { range: `bytes=${at}-`, ifRange: validator })
@@ -83,6 +89,19 @@ export async function fromFirstRange (fetched: FetchedBody, signal: AbortSignal,
     }
   }
   return context.spool(Readable.from(pieces(), { objectMode: false }))
+}
+
+/** `body`, failed with 502 at the first byte past `bytes`, the length its Content-Range announced. */
+async function * capped (body: Readable, bytes: number, answered: string): AsyncGenerator<Buffer> {
+  let received = 0
+  for await (const chunk of body) {
+    received += (chunk as Buffer).length
+    if (received > bytes) {
+      discard(body)
+      throw new errors.SourceFetchFailed(`the source sent more than it announced (${answered})`)
+    }
+    yield chunk as Buffer
+  }
 }
 
 /** A server that caps open ranges is asked for the rest at most this many more times. */

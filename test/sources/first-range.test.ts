@@ -73,3 +73,26 @@ test('a whole 206 large enough to stay remote is sniffed first; an image is then
   assert.equal(calls[0]!.framedBytes, undefined)
   assert.ok(calls[0]!.bytes.equals(photo))
 })
+
+test('an unframed 206 that sends more than its Content-Range announced is cut there with 502, not read to MAX_SOURCE_BYTES', async () => {
+  const photo = await media('jpeg')
+  let sent = 0
+  // Chunked (no Content-Length), "bytes 0-999/1000", then 1000 bytes and on and on.
+  async function * lying () {
+    for (let i = 0; i < 64; i++) {
+      sent += 64 * 1024
+      yield i === 0 ? photo.subarray(0, 64 * 1024) : Buffer.alloc(64 * 1024)
+    }
+  }
+  for (const remoteFromBytes of [1 << 30, 1000]) { // spooled at once, or sniffed first
+    sent = 0
+    const fetched: FetchedBody = { body: Readable.from(lying(), { objectMode: false }), url: new URL('http://origin.test/photo.jpg'), statusCode: 206, headers: { 'content-range': 'bytes 0-999/1000' } }
+    const { context } = contextSpooling(remoteFromBytes)
+    await assert.rejects(fromFirstRange(fetched, new AbortController().signal, context), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'THUMBD_SOURCE_FETCH_FAILED', err.message)
+      assert.match(err.message, /sent more than it announced \(bytes 0-999\/1000\)/)
+      return true
+    })
+    assert.ok(sent < 1024 * 1024, `${sent} bytes read`)
+  }
+})

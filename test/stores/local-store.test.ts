@@ -90,3 +90,19 @@ test('every way out of the root is SOURCE_FORBIDDEN naming the setting, never th
   assert.equal((await refusal(store.write(at('dir-out/new.txt'), Buffer.from('x'), { contentType: 'text/plain' }))).code, 'THUMBD_SOURCE_FORBIDDEN')
   assert.deepEqual(readdirSync(outside), ['secret.txt'])
 })
+
+test('a missing file through a symlink out is refused as leaving the root, as an existing one is: no 404/400 oracle on paths outside', async (t) => {
+  const { root, outside, store } = setUp(t)
+  mkdirSync(join(root, 'sub'))
+  symlinkSync(outside, join(root, 'dirlink'))
+  symlinkSync(join(outside, 'nonexistent'), join(root, 'link-missing'))
+  symlinkSync(join(outside, 'no-dir', 'x'), join(root, 'link-missing-dir'))
+  for (const key of ['dirlink/secret.txt', 'dirlink/nonexistent', 'dirlink/no/such/file', 'link-missing', 'link-missing-dir', 'link-missing/x']) {
+    const err = await refusal(store.read(at(key)))
+    assert.equal(err.code, 'THUMBD_SOURCE_FORBIDDEN', `${key}: ${err.message}`)
+    assert.match(err.message, /leaves LOCAL_FILESYSTEM_ROOT/)
+    assert.ok(!err.message.includes(outside), 'no path outside')
+  }
+  // Missing inside the root is still 404.
+  for (const key of ['nonexistent', 'sub/nonexistent', 'a.txt/x']) assert.equal((await refusal(store.read(at(key)))).code, 'THUMBD_SOURCE_NOT_FOUND', key)
+})

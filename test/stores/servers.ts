@@ -108,6 +108,8 @@ export interface CountingProxy {
   /** Bytes the server sent through the proxy since the last reset. */
   received (): number
   reset (): void
+  /** Connections from thumbd open now (a store read must not leave one behind once its request has ended). */
+  open (): number
   /** hold: accept connections and forward nothing (a store that hangs); refuse: close every connection at once. */
   mode (mode: 'pass' | 'hold' | 'refuse'): void
   close (): Promise<void>
@@ -117,12 +119,18 @@ export async function countingProxy (port: number): Promise<CountingProxy> {
   let received = 0
   let mode: 'pass' | 'hold' | 'refuse' = 'pass'
   const sockets = new Set<Socket>()
+  const clients = new Set<Socket>()
   const server = createServer(client => {
     sockets.add(client)
-    client.on('close', () => sockets.delete(client))
+    clients.add(client)
+    client.on('close', () => { sockets.delete(client); clients.delete(client) })
     client.on('error', () => {})
     if (mode === 'refuse') return client.destroy()
-    if (mode === 'hold') return
+    // Read and dropped, so that thumbd closing its end is seen here ('close'): a paused socket never sees the FIN.
+    if (mode === 'hold') {
+      client.resume()
+      return
+    }
     const upstream = createConnection(port, '127.0.0.1')
     sockets.add(upstream)
     upstream.on('close', () => sockets.delete(upstream))
@@ -139,6 +147,7 @@ export async function countingProxy (port: number): Promise<CountingProxy> {
     url: `http://127.0.0.1:${own}`,
     received: () => received,
     reset: () => { received = 0 },
+    open: () => clients.size,
     mode: (m) => {
       mode = m
       // Keep-alive connections made before a change would carry on as before.

@@ -147,9 +147,29 @@ export function storeSuite (name: string, made: Harness | string): void {
       const started = Date.now()
       refused(await post(app, urlOf(h, 'photos/still.jpg')), 502, 'SOURCE_FETCH_FAILED', new RegExp(`${h.scheme}://${h.bucket} timed out`))
       assert.ok(Date.now() - started < 5000, `within the fetch timeout (${Date.now() - started} ms)`)
+      // The read that timed out is ended, its socket with it: a store that hangs must not gather one open
+      // connection per request (gs:// did, the SDK's read having no way to cancel before the response).
+      const deadline = Date.now() + 1000
+      while (h.proxy.open() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+      assert.equal(h.proxy.open(), 0, `${h.proxy.open()} connection(s) to the hanging store left open after the 502`)
     } finally {
       h.proxy.mode('pass')
     }
+  })
+
+  it('a body refused part-read (415: no media) closes its connection to the store at once, not at FETCH_TIMEOUT_MS', async (t) => {
+    if (h.proxy === undefined) return t.skip('a directory has no connection')
+    await put(h, 'text/big.txt', Buffer.alloc(8 * 2 ** 20, 'not media '))
+    h.proxy.mode('pass') // no connection left from an earlier test
+    // No byte-rate floor: it would end the paused body too, within its 2 s window.
+    const app = await build(t, { ...h.env, FETCH_TIMEOUT_MS: '20000', FETCH_MIN_BYTES_PER_SECOND: '0' })
+    // Over a real socket with keep-alive: inject's reply does not finish as a socket's does, which masks it.
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    const res = await fetch(`${address}/api/thumbnail`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ url: urlOf(h, 'text/big.txt') }) })
+    refused({ statusCode: res.status, body: await res.text() }, 415, 'UNSUPPORTED_MEDIA', /not an image or video/)
+    const deadline = Date.now() + 1000
+    while (h.proxy.open() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    assert.equal(h.proxy.open(), 0, `${h.proxy.open()} connection(s) to the store kept open by a refused body`)
   })
 
   it('write, stat, read back, remove: whole objects with their metadata (the result store and job outputs)', async () => {

@@ -25,6 +25,14 @@ function rangeOf (range: string | undefined): { offset: number, count?: number }
   return { offset, count: match[2] === '' ? undefined : Number(match[2]) - offset + 1 }
 }
 
+/** The first range's validator as a condition: its ETag must match, or (a date) the blob be unmodified since. */
+function conditionsOf (ifRange: string | undefined): { ifMatch?: string, ifUnmodifiedSince?: Date } | undefined {
+  if (ifRange === undefined) return undefined
+  if (ifRange.startsWith('"')) return { ifMatch: ifRange }
+  const date = new Date(ifRange)
+  return Number.isNaN(date.getTime()) ? undefined : { ifUnmodifiedSince: date }
+}
+
 export async function createAbsStore (settings: AbsSettings, timeoutMs: number): Promise<ObjectStore> {
   const url = settings.endpoint ?? `https://${settings.name}.blob.core.windows.net`
   const credential = settings.key !== undefined
@@ -45,7 +53,7 @@ export async function createAbsStore (settings: AbsSettings, timeoutMs: number):
     const asked = rangeOf(range)
     let answer: BlobDownloadResponseParsed
     try {
-      answer = await blobOf(location).download(asked?.offset ?? 0, asked?.count, { abortSignal: signal, conditions: ifRange?.startsWith('"') === true ? { ifMatch: ifRange } : undefined })
+      answer = await blobOf(location).download(asked?.offset ?? 0, asked?.count, { abortSignal: signal, conditions: conditionsOf(ifRange) })
     } catch (err) {
       // "bytes=0-" of an empty blob: as a server that ignores Range, the whole (empty) blob.
       if (asked !== undefined && failureOf(err).status === 416) return download(location, { ifRange, signal })

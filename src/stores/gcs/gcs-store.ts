@@ -1,14 +1,17 @@
-// gs://bucket/key through Google's official client (@google-cloud/storage). Credentials: GCS_KEY (a service
-// account's JSON key), else Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's, workload
-// identity, the metadata server). With GCS_ENDPOINT and no GCS_KEY (an emulator) requests go unauthenticated, as
-// the client does by default for custom endpoints. The object's generation is its ETag: later ranges read that
-// very generation, so an object replaced meanwhile is refused, not mixed. Imported on the first gs:// URL.
-import type { IncomingMessage } from 'node:http'
+// gs://bucket/key through Google's official client (@google-cloud/storage): its auth client, metadata and
+// uploads; reads are one media request of ours, authorized by that client (see download). Credentials: GCS_KEY
+// (a service account's JSON key), else Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's,
+// workload identity, the metadata server). With GCS_ENDPOINT and no GCS_KEY (an emulator) requests go
+// unauthenticated, as the client does by default for custom endpoints. The object's generation is its ETag: later
+// ranges read that very generation, so an object replaced meanwhile is refused, not mixed. Imported on the first
+// gs:// URL.
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { Storage, type File } from '@google-cloud/storage'
+import { Agent, request } from 'undici'
 import { storeAnswer } from '../answer.ts'
 import { parseContentRange } from '../../sources/byte-ranges.ts'
+import { discard } from '../../sources/fetch-source.ts'
 import type { GcsSettings } from '../settings.ts'
 import { isOurs, storeErrors, type StoreFailure } from '../store-errors.ts'
 import type { ObjectLocation, ObjectStore, ReadOptions, StoreAnswer } from '../store.ts'
@@ -48,47 +51,48 @@ export function createGcsStore (settings: GcsSettings, timeoutMs: number): Objec
     return failure.status === 404 ? storeErrors.notFound(location) : storeErrors.failed(location, failure, signal)
   }
 
+  // The media is fetched by hand, with the SDK's auth client for the credentials: the SDK's createReadStream
+  // gives no handle that cancels its request before the response arrives, so a GCS endpoint that accepts and
+  // never answers kept one socket per read open past the 502 (until the SDK's own 60 s timeout, or forever
+  // for a server that trickles). undici ends the request, connection included, when the signal aborts.
+  const agent = new Agent({ connect: { timeout: Math.min(5000, timeoutMs) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+  // As the SDK decides: a custom endpoint (an emulator) goes unauthenticated unless a key is given for it.
+  const authorized = !storage.customEndpoint || storage.useAuthWithCustomEndpoint === true
+  const mediaUrl = ({ bucket, key }: ObjectLocation, generation?: string) =>
+    `${storage.baseUrl}/b/${encodeURIComponent(bucket)}/o/${encodeURIComponent(key)}?alt=media${generation === undefined ? '' : `&generation=${generation}`}`
+
   /** The media request's answer (its status and headers) and its body, once the answer has come. */
   async function download (location: ObjectLocation, { range, ifRange, signal }: ReadOptions): Promise<StoreAnswer> {
     const asked = rangeOf(range)
     const pinned = generationOf(ifRange)
-    const body = fileOf(location, pinned).createReadStream({ start: asked?.start, end: asked?.end, decompress: false, validation: false })
-    const aborted = () => body.destroy(signal?.reason as Error)
-    const answered = new Promise<IncomingMessage>((resolve, reject) => {
-      body.once('response', resolve).once('error', reject)
-      signal?.addEventListener('abort', aborted, { once: true })
-      if (signal?.aborted === true) aborted()
-    })
-    body.read(0) // the request starts on the first read
-    let response: IncomingMessage
-    try {
-      response = await answered
-    } catch (err) {
-      body.destroy()
-      throw err
-    } finally {
-      signal?.removeEventListener('abort', aborted)
-    }
-    const status = response.statusCode ?? 0
+    const url = mediaUrl(location, pinned)
+    // The stored bytes as they are (as the SDK's decompress: false): a gzip-encoded object is not unzipped.
+    const headers: Record<string, string> = { 'accept-encoding': 'gzip', 'cache-control': 'no-store' }
+    if (asked !== undefined) headers.range = `bytes=${asked.start}-${asked.end ?? ''}`
+    if (authorized) Object.assign(headers, await storage.authClient.getRequestHeaders(url))
+    signal?.throwIfAborted()
+    const response = await request(url, { dispatcher: agent, signal, headers })
+    const status = response.statusCode
     if (status === 416 && asked !== undefined) { // "bytes=0-" of an empty object: the whole of it, as a server ignoring Range
-      body.destroy()
+      discard(response.body)
       return download(location, { ifRange, signal })
     }
     if (status >= 300) {
-      body.on('error', () => {}).destroy()
+      discard(response.body)
       // A generation read before that is gone: the object was replaced or deleted while it was read.
       if (status === 404 && pinned !== undefined) throw storeErrors.changed(location)
       throw Object.assign(new Error('GCS answered'), { code: status })
     }
-    const { headers } = response
-    const part = status === 206 ? parseContentRange(headers['content-range']) : undefined
-    const size = part?.size ?? Number(headers['content-length'] ?? 0)
-    const generation = headers['x-goog-generation']
-    return storeAnswer(body, {
+    const part = status === 206 ? parseContentRange(response.headers['content-range']) : undefined
+    const size = part?.size ?? Number(response.headers['content-length'] ?? 0)
+    const generation = response.headers['x-goog-generation']
+    const lastModified = response.headers['last-modified']
+    const contentType = response.headers['content-type']
+    return storeAnswer(response.body, {
       size,
       etag: etagOf(typeof generation === 'string' ? generation : pinned),
-      lastModified: headers['last-modified'] === undefined ? undefined : new Date(headers['last-modified']),
-      contentType: headers['content-type']
+      lastModified: typeof lastModified === 'string' ? new Date(lastModified) : undefined,
+      contentType: typeof contentType === 'string' ? contentType : undefined
     }, part)
   }
 
@@ -139,6 +143,8 @@ export function createGcsStore (settings: GcsSettings, timeoutMs: number): Objec
       }
     },
 
-    async close () {}
+    async close () {
+      await agent.close()
+    }
   }
 }

@@ -6,7 +6,7 @@
 // caught after all. Refusals name the setting and never the path, which may be outside the root.
 import { constants, type Stats } from 'node:fs'
 import { lstat, open, readlink, realpath, statfs, type FileHandle } from 'node:fs/promises'
-import { isAbsolute, join, relative, sep } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { errors } from '../../errors.ts'
 
 const OUTSIDE = 'the path leaves LOCAL_FILESYSTEM_ROOT'
@@ -42,11 +42,38 @@ export function fsError (err: unknown): Error {
   return new errors.SourceFetchFailed(`local:// could not read the file (${code ?? 'error'})`)
 }
 
+/**
+ * Where the deepest existing part of `path` really is: the path itself resolved, else (a dangling symlink)
+ * where its target's deepest existing part is, else its parent's. Bounded as the kernel bounds symlink hops.
+ */
+async function deepestExisting (path: string, hops = 0): Promise<string> {
+  try {
+    return await realpath(path)
+  } catch {}
+  if (hops < 40) {
+    try {
+      if ((await lstat(path)).isSymbolicLink()) {
+        const from = await realpath(dirname(path)).catch(() => dirname(path))
+        return await deepestExisting(resolve(from, await readlink(path)), hops + 1)
+      }
+    } catch {}
+  }
+  const parent = dirname(path)
+  return parent === path ? path : deepestExisting(parent, hops)
+}
+
 /** The opened regular file under `root` (a realpath) and its stats; the caller closes it. */
 export async function openInside (root: string, key: string): Promise<{ handle: FileHandle, stats: Stats }> {
   let handle: FileHandle | undefined
   try {
-    const real = await realpath(pathOf(root, key))
+    const path = pathOf(root, key)
+    const real = await realpath(path).catch(async (err: NodeJS.ErrnoException) => {
+      // Missing: but where? A symlink out to a missing file must not answer 404 where one to an existing file
+      // answers 400, or the pair tells whether any path outside the root exists. Refused alike when the deepest
+      // part of the path that does exist (through symlinks) lies outside the root.
+      if ((err.code === 'ENOENT' || err.code === 'ENOTDIR') && !inside(root, await deepestExisting(path))) throw new errors.SourceForbidden(OUTSIDE)
+      throw err
+    })
     if (!inside(root, real)) throw new errors.SourceForbidden(OUTSIDE)
     if (!(await lstat(real)).isFile()) throw new errors.SourceForbidden('not a regular file (LOCAL_FILESYSTEM_ROOT serves files only: no directories, devices, FIFOs or sockets)')
     handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY)

@@ -54,8 +54,10 @@ export async function createS3Store (settings: S3Settings, timeoutMs: number): P
   async function get (location: ObjectLocation, { range, ifRange, signal }: ReadOptions): Promise<GetObjectCommandOutput> {
     // As If-Range, but refused rather than answered whole: the object must still have the ETag the first range had.
     const ifMatch = ifRange?.startsWith('"') === true ? ifRange : undefined
+    // Without an ETag the validator is the Last-Modified date: the object must not have changed since.
+    const ifUnmodifiedSince = ifRange !== undefined && ifMatch === undefined ? dateOf(ifRange) : undefined
     try {
-      return await client.send(new GetObjectCommand({ ...target(location), Range: range, IfMatch: ifMatch }), { abortSignal: signal })
+      return await client.send(new GetObjectCommand({ ...target(location), Range: range, IfMatch: ifMatch, IfUnmodifiedSince: ifUnmodifiedSince }), { abortSignal: signal })
     } catch (err) {
       // "bytes=0-" of an empty object: as a server that ignores Range, the whole (empty) object.
       if (range !== undefined && failureOf(err).status === 416) return get(location, { ifRange, signal })
@@ -118,6 +120,12 @@ export async function createS3Store (settings: S3Settings, timeoutMs: number): P
       client.destroy()
     }
   }
+}
+
+/** An HTTP date, or undefined for anything else. */
+function dateOf (value: string): Date | undefined {
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? undefined : date
 }
 
 /** lib-storage takes an AbortController, not a signal. */
