@@ -21,9 +21,10 @@ export interface ErrorSpec {
 export const ERROR_TABLE = {
   BAD_OPTIONS: { status: 400, message: 'Bad options: %s', outcome: 'refused' },
   SOURCE_FORBIDDEN: { status: 400, message: 'Source not allowed: %s', outcome: 'refused' },
-  UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key', outcome: 'refused' },
+  UNAUTHORIZED: { status: 401, message: 'API key refused: %s', outcome: 'refused' },
   BAD_SIGNATURE: { status: 403, message: 'Bad URL signature: %s', outcome: 'refused' },
-  NOT_FOUND: { status: 404, message: 'Route %s not found', outcome: 'refused' },
+  NOT_FOUND: { status: 404, message: 'Route %s not found: every route is listed at /docs (OpenAPI at /openapi.json)', outcome: 'refused' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed: %s', outcome: 'refused' },
   URL_EXPIRED: { status: 404, message: 'URL expired: %s', outcome: 'refused' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request too slow: %s', outcome: 'refused', noStack: true },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Too large: %s', outcome: 'refused', media: true },

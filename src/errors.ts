@@ -26,6 +26,7 @@ export const errors = {
   Unauthorized: define('UNAUTHORIZED'),
   BadSignature: define('BAD_SIGNATURE'),
   NotFound: define('NOT_FOUND'),
+  MethodNotAllowed: define('METHOD_NOT_ALLOWED'),
   UrlExpired: define('URL_EXPIRED'),
   RequestTimeout: define('REQUEST_TIMEOUT'),
   PayloadTooLarge: define('PAYLOAD_TOO_LARGE'),

@@ -12,7 +12,7 @@ import { MAX_PATH_LENGTH, normalisedOptions, parseProcessingPath, redenormalizeP
 import type { SpooledSource } from '../sources/spool.ts'
 import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
-import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
+import { mismatchReason, signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
 import { errorResponses, IMAGE_REPLY } from './schemas.ts'
@@ -106,7 +106,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     }
     // imgproxy signs the path as proxies and browsers may have rewritten it back (%3A, http:/).
     const signer = signerOf(signature, redenormalizePath(path), config.urlSigning)
-    if (signer === undefined) throw new errors.BadSignature('it does not match this path')
+    if (signer === undefined) throw new errors.BadSignature(mismatchReason(config.urlSigning))
     return signer
   }
 
