@@ -16,10 +16,19 @@ const LOAD = fileURLToPath(new URL('../../load/index.ts', import.meta.url))
 const finite = (value: unknown, what: string) => assert.ok(typeof value === 'number' && Number.isFinite(value), `${what} is a number (${value})`)
 
 for (const scenario of ['video', 'video-url']) {
-  test(`npm run load --scenario ${scenario}: the table's figures are real numbers taken from the run`, async (t) => {
-    const out = tempFolder('thumbd-load-', t)
-    const { stdout } = await run(process.execPath, [LOAD, '--tiny', '--scenario', scenario, '--duration', '2', '--connections', '2', '--json', '--out', out], { timeout: 120_000 })
-    const report = JSON.parse(stdout)
+  test(`npm run load --scenario ${scenario}: the table's figures are real numbers taken from the run`, { timeout: 600_000 }, async (t) => {
+    const load = async (seconds: number) => {
+      const out = tempFolder('thumbd-load-', t)
+      const { stdout } = await run(process.execPath, [LOAD, '--tiny', '--scenario', scenario, '--duration', String(seconds), '--connections', '2', '--json', '--out', out], { timeout: 280_000 })
+      return { out, report: JSON.parse(stdout) }
+    }
+    let { out, report } = await load(2)
+    // On a busy machine a 2 s window can end before the first niced video job does (no 200): measured again
+    // over 10 s, where the figures must then be real. A harness that measures nothing fails both.
+    if (!(report.results[0]?.replies['200'] > 0)) {
+      t.diagnostic(`over 2 s: ${JSON.stringify(report.results[0]?.replies)}; again over 10 s`)
+      ;({ out, report } = await load(10))
+    }
     assert.equal(report.scenario.name, scenario)
     assert.equal(report.results.length, 1)
     const [r] = report.results
