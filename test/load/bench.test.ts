@@ -22,19 +22,20 @@ function unreal (report: any): string[] {
   return figures.filter(([, value]) => !(typeof value === 'number' && Number.isFinite(value) && value > 0)).map(([what, value]) => `${what} (${value})`)
 }
 
-test('npm run bench --quick measures raw ceilings and thumbd in the same run', { timeout: 600_000 }, async (t) => {
+test('npm run bench --quick measures raw ceilings and thumbd in the same run', { timeout: 1_200_000 }, async (t) => {
   const bench = async (seconds: number) => {
     const out = tempFolder('thumbd-bench-', t)
-    const { stdout } = await run(process.execPath, [BENCH, '--quick', '--duration', String(seconds), '--json', '--out', out], { timeout: 280_000 })
+    const { stdout } = await run(process.execPath, [BENCH, '--quick', '--duration', String(seconds), '--json', '--out', out], { timeout: 540_000 })
     return JSON.parse(stdout)
   }
   let report = await bench(1)
-  // On a busy machine a 1 s window can end before the first niced video job does (0 ok/s): measured again over
-  // 5 s, where every figure must then be real. A bench that measures nothing fails both.
+  // On a busy machine a 1 s window can end before the first niced video job does (0 ok/s; a stressed run saw no
+  // reply in 10 s of npm run load): measured again over 15 s, where every figure must then be real. A bench that
+  // measures nothing fails both.
   const first = unreal(report)
   if (first.length > 0) {
-    t.diagnostic(`over 1 s, not yet measured: ${first.join(', ')}; again over 5 s`)
-    report = await bench(5)
+    t.diagnostic(`over 1 s, not yet measured: ${first.join(', ')}; again over 15 s`)
+    report = await bench(15)
   }
   assert.deepEqual(report.throughput.map((r: { workload: string }) => r.workload.split(' ')[0]), ['video', 'image', 'image', 'hash'])
   assert.deepEqual(unreal(report), [], 'every figure is a positive number')
