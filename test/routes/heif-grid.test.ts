@@ -9,6 +9,7 @@ import { after, test } from 'node:test'
 import sharp from 'sharp'
 import { build, decoded, leftoverTempFiles, postMedia } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
+import { slowdown } from '../busy-machine.ts'
 import { decodeCountingThreads, makeHeic } from '../heic-media.ts'
 import { tempFolder } from '../temp-folder.ts'
 import { TILE, box, decoy, gridHeif, tileOf, tiled, u32, type Grid, type Tile } from '../heif-boxes.ts'
@@ -28,30 +29,6 @@ async function av1Tile (size: number): Promise<Tile> {
 }
 
 // ---- the tests ----
-
-/** What a tiny PNG's thumbnail takes on a quiet 2-core machine (~10 ms), with a margin. */
-const QUIET_GOOD_CASE_MS = 20
-const paces = new WeakMap<object, Promise<number>>()
-
-/**
- * How many times slower than quiet this machine is now: the median of three tiny thumbnails through the same
- * app. On a busy machine (other work on its 2 cores, the decoders niced behind it) a refusal took over 5 s.
- */
-function slowdown (app: Awaited<ReturnType<typeof build>>): Promise<number> {
-  if (!paces.has(app)) {
-    paces.set(app, (async () => {
-      const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer()
-      const times: number[] = []
-      for (let i = 0; i < 4; i++) {
-        const started = Date.now()
-        assert.equal((await postMedia(app, 'thumbnail', png, 'image/png')).statusCode, 200)
-        if (i > 0) times.push(Date.now() - started)
-      }
-      return Math.max(1, times.sort((a, b) => a - b)[1]! / QUIET_GOOD_CASE_MS)
-    })())
-  }
-  return paces.get(app)!
-}
 
 /**
  * A hostile grid's reply: `status` and `code`, in under 5 s (times how much slower than quiet the machine is
