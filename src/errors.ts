@@ -27,6 +27,7 @@ export const errors = {
   BadSignature: define('BAD_SIGNATURE'),
   NotFound: define('NOT_FOUND'),
   SourceNotFound: define('SOURCE_NOT_FOUND'),
+  MethodNotAllowed: define('METHOD_NOT_ALLOWED'),
   UrlExpired: define('URL_EXPIRED'),
   JobNotFound: define('JOB_NOT_FOUND'),
   JobConflict: define('JOB_CONFLICT'),

@@ -34,5 +34,9 @@ if (metrics !== undefined) {
   const address = await metrics.listen({ port: config.metricsPort, host: config.metricsHost })
   app.log.info(`metrics listening at ${address}/metrics`)
 }
+// Whether signed GET URLs are served, so that a 403 on /i/... after editing .env points at a missed restart.
+app.log.info(config.urlSigning.length > 0
+  ? `GET URLs (/i/...) are on: ${config.urlSigning.length} signing key(s) from URL_SIGNING_KEYS`
+  : `GET URLs (/i/...) are off: URL_SIGNING_KEYS is not set${config.allowUnsignedUrls ? ' (only "insecure" ones are served: ALLOW_UNSIGNED_URLS)' : ''}`)
 // Logged once so that `npm start` works out of the box (DESIGN.md); a warning, as a deployment must set API_KEYS.
 if (config.apiKeyGenerated) app.log.warn(`API_KEYS is not set: this run accepts the generated key ${config.apiKeys[0]} (for development: set API_KEYS for any other use)`)

@@ -66,7 +66,7 @@ declare module 'fastify' {
 export const RAW_MEDIA_TYPES = /^(?:image\/[\w.+-]+|video\/[\w.+-]+|audio\/[\w.+-]+|application\/octet-stream)$/i
 
 /** What a request that sent its media some other way is told (plugins/error-handler.ts says it too). */
-export const HOW_TO_SEND = 'send the media as the request body (Content-Type image/*, video/* or application/octet-stream), a multipart "file" part, or JSON {"url": ...}'
+export const HOW_TO_SEND = 'send the media as the request body (Content-Type image/*, video/*, audio/* or application/octet-stream), a multipart "file" part, or JSON {"url": ...}'
 
 /** Multipart: one file, a few small option fields. */
 const MAX_FIELDS = 20

@@ -14,7 +14,8 @@ export const ErrorReply = Type.Object({
 
 /** The error replies of a route, by status, from the one table: every code but those it cannot answer. */
 export function errorResponses (except: readonly ErrorCode[] = ['NOT_FOUND', 'BAD_SIGNATURE']) {
-  const byStatus = Object.groupBy(ERROR_CODES.filter(code => !except.includes(code)), code => ERROR_TABLE[code].status)
+  // 405 is the router's answer for a method no route takes, never a route's own.
+  const byStatus = Object.groupBy(ERROR_CODES.filter(code => code !== 'METHOD_NOT_ALLOWED' && !except.includes(code)), code => ERROR_TABLE[code].status)
   return Object.fromEntries(Object.entries(byStatus).map(([status, codes]) => [status, {
     ...Type.Ref('ErrorReply'),
     description: codes!.map(code => `THUMBD_${code}`).join(' or ') + (status === '503' ? ' (with Retry-After)' : '')

@@ -14,7 +14,7 @@ import { createResultMemo } from '../signed-urls/result-memo.ts'
 import { resultKey } from '../result-store/key.ts'
 import { keepAfterSent, lookUp, sendKept } from '../result-store/reply.ts'
 import { createSharedWork } from '../signed-urls/shared-work.ts'
-import { signerOf, type SigningKey } from '../signed-urls/signature.ts'
+import { mismatchReason, signerOf, type SigningKey } from '../signed-urls/signature.ts'
 import { safeFileName } from './file-name.ts'
 import { entityTag, hashInJob, identityAfterJob, notModified, sendImage } from './image-reply.ts'
 import { negotiate, sameFormat, videoOptions } from './options.ts'
@@ -109,7 +109,7 @@ const routes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) =
     }
     // imgproxy signs the path as proxies and browsers may have rewritten it back (%3A, http:/).
     const signer = signerOf(signature, redenormalizePath(path), config.urlSigning)
-    if (signer === undefined) throw new errors.BadSignature('it does not match this path')
+    if (signer === undefined) throw new errors.BadSignature(mismatchReason(config.urlSigning))
     return signer
   }
 

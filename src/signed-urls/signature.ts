@@ -62,6 +62,15 @@ export function signedUrlPath (path: string, key: Uint8Array, salt: Uint8Array):
 }
 
 /**
+ * What a refused signature says. With no pair configured no signature can match: say that GET URLs are off and
+ * what turns them on, rather than "does not match", which sends the user to check a signature that is fine.
+ */
+export function mismatchReason (keys: readonly SigningKey[]): string {
+  if (keys.length > 0) return 'it does not match this path'
+  return 'GET URLs are off on this server: set URL_SIGNING_KEYS and URL_SIGNING_SALTS (hex, one salt per key; e.g. in .env) and restart it'
+}
+
+/**
  * Whether any pair signed `path`. Every pair is computed and compared, in constant time on equal-length
  * buffers and without an early exit, so the reply time says nothing about which key matched or how much of
  * the signature was right. A signature that is not 43 base64url characters, or not their canonical form, is

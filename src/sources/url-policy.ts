@@ -40,6 +40,11 @@ function canonicalIPv6 (address: string): string {
 /** What a refusal of a non-public address says to do, if it was meant. */
 export const PRIVATE_HINT = '(set ALLOW_PRIVATE_SOURCES=true to let URL sources reach loopback and private networks)'
 
+/** A literal non-public address, or a name that is this host by definition (RFC 6761): refused after DNS unless allowed. */
+function isLocalHost (host: string): boolean {
+  return ipaddr.isValid(host) ? !isPublicAddress(host) : host === 'localhost' || host.endsWith('.localhost')
+}
+
 export function addressAllowed (address: string, policy: SourcePolicy): boolean {
   return policy.allowPrivate || isPublicAddress(address)
 }
@@ -58,11 +63,13 @@ export function checkSourceUrl (raw: string, policy: SourcePolicy): URL {
   // the origin to decode, which would walk out of an allowed prefix (/bucket/..%2Fother/x.jpg).
   if (policy.allowedPrefixes.length > 0 && hidesPathSegments(url.pathname)) throw new errors.SourceForbidden('encoded separators or dot segments in the path')
   const listed = policy.allowedPrefixes.some(prefix => matchesPrefix(url, prefix))
-  if (policy.allowedPrefixes.length > 0 && !listed) throw new errors.SourceForbidden('the URL is not under ALLOWED_SOURCES')
-  // Non-default ports only where an ALLOWED_SOURCES entry names them (matchesPrefix compares ports).
-  if (url.port !== '' && !listed) throw new errors.SourceForbidden(`port ${url.port} is not a default port: URL sources may use one only where an ALLOWED_SOURCES entry names it (e.g. ${url.protocol}//${url.host}/)`)
   // Literal IPs never reach the DNS hook that guards hostnames, so they are checked here.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  // A refusal names every setting this URL needs, not one per try: a loopback origin on :8000 needs both.
+  const alsoPrivate = !policy.allowPrivate && isLocalHost(host) ? `; ${host} is not a public address either, so also ${PRIVATE_HINT.slice(1, -1)}` : ''
+  if (policy.allowedPrefixes.length > 0 && !listed) throw new errors.SourceForbidden(`the URL is not under ALLOWED_SOURCES${alsoPrivate}`)
+  // Non-default ports only where an ALLOWED_SOURCES entry names them (matchesPrefix compares ports).
+  if (url.port !== '' && !listed) throw new errors.SourceForbidden(`port ${url.port} is not a default port: URL sources may use one only where an ALLOWED_SOURCES entry names it (e.g. ${url.protocol}//${url.host}/)${alsoPrivate}`)
   if (ipaddr.isValid(host) && !addressAllowed(host, policy)) throw new errors.SourceForbidden(`${host} is not a public address ${PRIVATE_HINT}`)
   return url
 }

@@ -1,6 +1,7 @@
 // The shell examples of the README and docs/api.md, as a newcomer would run them: each ```sh block that talks
 // to thumbd (or prepares its .env) runs in a shell, with only the addresses changed (thumbd on loopback for
-// http://localhost:3000, a loopback origin for https://example.com/). Shims on PATH report every curl's
+// http://localhost:3000, a loopback origin for https://example.com/ and for the README's own loopback origin,
+// http://127.0.0.1:8000/). Shims on PATH report every curl's
 // status and run `npm run sign-url` exactly as package.json's script does, in the folder of the example's .env.
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { execFile } from 'node:child_process'
@@ -28,7 +29,7 @@ export function shellBlocks (file: string): ShellBlock[] {
 
 /** Blocks that talk to thumbd, sign for it or write its .env run; the others install, build or deploy. */
 export const talksToThumbd = ({ code }: ShellBlock) => /localhost:3000|sign-url|>> \.env/.test(code)
-export const setsUpOrDeploys = ({ code }: ShellBlock) => /npm (ci|start|test|run (dev|lint|typecheck|load|bench|fuzz))|docker |kubectl /.test(code)
+export const setsUpOrDeploys = ({ code }: ShellBlock) => /npm (ci|start|test|run (dev|lint|typecheck|load|bench|fuzz))|docker |kubectl |python3 -m http\.server /.test(code)
 export const needsServer = ({ code }: ShellBlock) => code.includes('localhost:3000')
 
 /** Lines that run commands (not comments), and the curl calls among them. */
@@ -36,12 +37,18 @@ const commands = (code: string) => code.split('\n').filter(line => !line.trimSta
 export const curlCalls = (code: string) => commands(code).join('\n').match(/(?:^|[\s(])curl\s/gm)?.length ?? 0
 /** The files the block's curl calls write (-o NAME). */
 export const outputs = (code: string) => [...commands(code).join('\n').matchAll(/\s-o\s+(\S+)/g)].map(m => m[1]!)
-/** The local files (@name) and origin files (https://example.com/name) the block reads. */
-export const inputs = (code: string) => [...code.matchAll(/@([\w.-]+\.\w+)|https:\/\/example\.com\/([\w.-]+)/g)].map(m => m[1] ?? m[2]!)
+/** The README's local recipe: an origin on loopback port 8000 (python3 -m http.server). */
+export const LOCAL_ORIGIN = 'http://127.0.0.1:8000/'
+/** The local files (@name) and origin files (https://example.com/name, http://127.0.0.1:8000/name) the block reads. */
+export const inputs = (code: string) => [...code.matchAll(/@([\w.-]+\.\w+)|(?:https:\/\/example\.com|http:\/\/127\.0\.0\.1:8000)\/([\w.-]+)/g)].map(m => m[1] ?? m[2]!)
+/** The HTML pages a block writes (> page.html). */
+export const pages = (code: string) => [...commands(code).join('\n').matchAll(/>\s*([\w.-]+\.html)\b/g)].map(m => m[1]!)
+/** curl's -f/--fail, which hides thumbd's JSON message on an error (--fail-with-body keeps it). */
+export const failsSilently = (code: string) => /(?:^|\s)(?:-[a-zA-Z]*f[a-zA-Z]*|--fail)(?=\s)/.test(commands(code).join('\n').replace(/--fail-with-body/g, ''))
 
 /** The example as it runs here: thumbd's and the origin's loopback addresses. */
 export function localised (code: string, thumbd: string, origin: string): string {
-  return code.replaceAll('http://localhost:3000', thumbd).replaceAll('https://example.com/', `${origin}/`)
+  return code.replaceAll('http://localhost:3000', thumbd).replaceAll('https://example.com/', `${origin}/`).replaceAll(LOCAL_ORIGIN, `${origin}/`)
 }
 
 /** A folder of shims put first on PATH: curl reports its status on stderr; npm runs package.json's sign-url. */
@@ -72,7 +79,8 @@ export async function runBlock (code: string, dir: string, bin: string, key: str
   const { stdout, stderr } = await run('sh', ['-e', '-c', code], {
     cwd: dir,
     env: { PATH: `${bin}:${process.env.PATH}`, HOME: dir, KEY: key },
-    timeout: 60_000,
+    // Minutes, not seconds: a busy machine runs the jobs niced behind its other work.
+    timeout: 300_000,
     maxBuffer: 1 << 26
   })
   return { stdout, stderr, statuses: [...stderr.matchAll(/^HTTP (\d{3})$/gm)].map(m => Number(m[1])) }

@@ -1,8 +1,10 @@
 // The README's and docs/api.md's shell examples run against a real thumbd and a loopback origin, so that they
 // cannot drift from what the server does: every curl gets a 2xx, every file an example writes is what its name
-// says (thumb.webp is a WebP), and the signed GET URL is signed from .env as the README makes it.
+// says (thumb.webp is a WebP), and the signed GET URL is signed from .env as the README makes it. The .env starts
+// as a copy of .env.example, as the README says; the README's own settings for its loopback origin are what let
+// thumbd fetch from it once it writes them, and its <img> page's image is served.
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { parseEnv } from 'node:util'
@@ -15,7 +17,7 @@ import { listen } from '../faults/helpers.ts'
 import { TEST_KEY, TEST_TMP } from '../helper.ts'
 import { media } from '../media.ts'
 import { tempFolder } from '../temp-folder.ts'
-import { curlCalls, inputs, localised, needsServer, outputs, runBlock, setsUpOrDeploys, shellBlocks, shims, talksToThumbd } from './doc-examples.ts'
+import { ROOT, curlCalls, failsSilently, inputs, localised, needsServer, outputs, pages, runBlock, setsUpOrDeploys, shellBlocks, shims, talksToThumbd } from './doc-examples.ts'
 
 /** What each file an example names is made of. */
 const FILES: Record<string, () => Promise<Buffer>> = {
@@ -44,12 +46,14 @@ async function assertIsWhatItsNameSays (path: string, where: string) {
   if (ext !== undefined) assert.equal(format, FORMAT_OF[ext], `${where}: ${path} is ${FORMAT_OF[ext]}`)
 }
 
-test('the README and docs/api.md shell examples run as written against a real server and a loopback origin', async (t) => {
+test('the README and docs/api.md shell examples run as written against a real server and a loopback origin', { timeout: 900_000 }, async (t) => {
   const blocks = [...shellBlocks('README.md'), ...shellBlocks('docs/api.md')]
   const examples = blocks.filter(talksToThumbd)
   // A new block that neither talks to thumbd nor installs or deploys would go unchecked: say so here.
   assert.deepEqual(blocks.filter(b => !talksToThumbd(b) && !setsUpOrDeploys(b)).map(b => b.where), [], 'blocks neither run here nor known as set-up')
   assert.ok(examples.filter(b => b.where.startsWith('README')).length >= 3 && examples.length >= 10, `examples found: ${examples.map(b => b.where)}`)
+  // An example that fails must show thumbd's message: no -f/--fail, which hides it (exit 22, no output).
+  assert.deepEqual(blocks.filter(b => failsSilently(b.code)).map(b => b.where), [], 'curl -f hides the error message: use --fail-with-body')
 
   const dir = tempFolder('thumbd-examples-', t)
   const named = new Set(examples.flatMap(b => inputs(b.code)).filter(name => !name.startsWith('clip-sprite')))
@@ -57,25 +61,31 @@ test('the README and docs/api.md shell examples run as written against a real se
     assert.ok(FILES[name] !== undefined, `an example uses ${name}: add it to FILES`)
     writeFileSync(join(dir, name), await FILES[name]!())
   }
+  // The newcomer's .env: a copy of .env.example, to which the README's steps append.
+  copyFileSync(join(ROOT, '.env.example'), join(dir, '.env'))
   const origin = await startStaticServer(dir)
   t.after(() => origin.close())
   const bin = await shims(dir)
 
-  // thumbd as `npm start` would run it from this folder: its .env, plus what lets it fetch from the loopback origin.
+  // thumbd as `npm start` would run it from this folder: its .env, plus, until the README's recipe writes its own
+  // settings for a loopback origin, what lets it fetch from the one that stands in for example.com.
   let server: { app: FastifyInstance, base: string, env: string } | undefined
   t.after(() => server?.app.close())
   async function thumbd (): Promise<string> {
     const env = existsSync(join(dir, '.env')) ? readFileSync(join(dir, '.env'), 'utf8') : ''
     if (server?.env === env) return server.base
     await server?.app.close()
+    const settings = parseEnv(env)
     const config = loadConfig({
-      ...parseEnv(env),
+      ...settings,
       API_KEYS: TEST_KEY,
       LOG_LEVEL: 'silent',
       TMP_DIR: TEST_TMP,
       POOL_THREADS: '2',
-      ALLOW_PRIVATE_SOURCES: 'true',
-      ALLOWED_SOURCES: `${origin.base}/`
+      // Busy machines: the examples' jobs must not be shed; what is checked is what they answer.
+      PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
+      MAX_QUEUE_WAIT_MS: '60000',
+      ...(settings.ALLOWED_SOURCES === undefined ? { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${origin.base}/` } : {})
     })
     const app = await buildApp(config)
     server = { app, base: await listen(app), env }
@@ -95,9 +105,26 @@ test('the README and docs/api.md shell examples run as written against a real se
     assert.equal(ran.statuses.length, curlCalls(block.code), `${block.where}: every curl ran\n${ran.stderr}`)
     for (const status of ran.statuses) assert.ok(status >= 200 && status < 300, `${block.where}: HTTP ${status}\n${ran.stdout}\n${ran.stderr}`)
     for (const file of outputs(code)) await assertIsWhatItsNameSays(join(dir, file), block.where)
+    // A page's images, fetched as a browser opening it would (no key: GET URLs only), are images.
+    for (const page of pages(code)) {
+      const sources = [...readFileSync(join(dir, page), 'utf8').matchAll(/<img src="([^"]+)"/g)].map(m => m[1]!)
+      assert.ok(sources.length > 0, `${block.where}: ${page} has an <img>`)
+      for (const src of sources) {
+        const res = await fetch(src)
+        assert.equal(res.status, 200, `${block.where}: ${src}: ${res.status}`)
+        const { format, width, height } = await sharp(Buffer.from(await res.arrayBuffer())).metadata()
+        assert.deepEqual([format, width, height], ['webp', 300, 200], `${block.where}: ${src}`)
+      }
+    }
   }
+  assert.ok(examples.some(b => pages(b.code).length > 0), 'the README\'s recipe wrote an <img> page')
   assert.ok(server !== undefined, 'some example talked to thumbd')
-  assert.ok(parseEnv(readFileSync(join(dir, '.env'), 'utf8')).URL_SIGNING_KEYS?.match(/^[0-9a-f]{64}$/), 'the README made a signing key in .env')
+  const env = readFileSync(join(dir, '.env'), 'utf8')
+  assert.ok(parseEnv(env).URL_SIGNING_KEYS?.match(/^[0-9a-f]{64}$/), 'the README made a signing key in .env')
+  assert.equal(parseEnv(env).ALLOWED_SOURCES, `${origin.base}/`, 'the README\'s recipe set its loopback origin in .env')
+  // .env.example copied, then the README's steps appended: each variable set once.
+  const names = [...env.matchAll(/^([A-Z_]+)=/gm)].map(m => m[1]!)
+  assert.deepEqual(names.filter((name, i) => names.indexOf(name) !== i), [], 'no variable set twice in .env')
 })
 
 test('the README stays short: at most 300 lines', () => {

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test'
 import sharp from 'sharp'
 import { AUTH, build, leftoverTempFiles, leftoverTestTmp } from '../helper.ts'
 import { decoderChildren } from '../faults/helpers.ts'
+import { slowdown } from '../busy-machine.ts'
 import { ATTACKS, hostileCorpus, looksMagenta, makeSentinel, type HostileCase, type Sentinel } from './corpus.ts'
 import { prove } from './proofs.ts'
 import { startOrigin } from '../../load/range-origin.ts'
@@ -63,6 +64,9 @@ test('every corpus case answers as expected through the raw body, the URL path a
   const app = await build(t, { ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${originBase}/,${rangeOrigin.url('')}`, RANGE_READ_MIN_BYTES: '0', LOG_LEVEL: 'debug' }, { logStream: logs })
   const warm = corpus.find(c => c.expect === 'ok')!
   await app.inject({ method: 'POST', url: '/api/thumbnail', headers: { ...AUTH, 'content-type': warm.contentType }, payload: warm.bytes })
+  // On a busy machine the video cases took several times longer and a case's 5 s ran out: scaled.
+  const budgetMs = Math.round(CASE_BUDGET_MS * await slowdown(app))
+  t.diagnostic(`${budgetMs} ms a case`)
   const rssBefore = process.memoryUsage().rss
 
   for (const [i, c] of corpus.entries()) {
@@ -73,7 +77,7 @@ test('every corpus case answers as expected through the raw body, the URL path a
         ? await app.inject({ method: 'POST', url: `/api/thumbnail${query}`, headers: { ...AUTH, 'content-type': c.contentType }, payload: c.bytes })
         : await app.inject({ method: 'POST', url: '/api/thumbnail', headers: AUTH, payload: { url: via === 'url' ? `${originBase}/case/${i}` : rangeOrigin.url(String(i)), ...c.options } })
       const label = `${c.name} (${via}): ${res.statusCode} ${res.statusCode === 200 ? '' : res.body}`
-      assert.ok(Date.now() - started < CASE_BUDGET_MS, `${label} answered within ${CASE_BUDGET_MS} ms`)
+      assert.ok(Date.now() - started < budgetMs, `${label} answered within ${budgetMs} ms`)
       assert.ok(!res.rawPayload.includes(sentinel.marker), `${label}: no sentinel in the reply`)
       // Before the status: an image from a case meant to be refused says which guard gave way.
       if (res.statusCode === 200) assert.ok(!looksMagenta(await meanColour(res.rawPayload)), `${label}: not decoded from the magenta sentinel`)

@@ -16,10 +16,19 @@ const LOAD = fileURLToPath(new URL('../../load/index.ts', import.meta.url))
 const finite = (value: unknown, what: string) => assert.ok(typeof value === 'number' && Number.isFinite(value), `${what} is a number (${value})`)
 
 for (const scenario of ['video', 'video-url']) {
-  test(`npm run load --scenario ${scenario}: the table's figures are real numbers taken from the run`, async (t) => {
-    const out = tempFolder('thumbd-load-', t)
-    const { stdout } = await run(process.execPath, [LOAD, '--tiny', '--scenario', scenario, '--duration', '2', '--connections', '2', '--json', '--out', out], { timeout: 120_000 })
-    const report = JSON.parse(stdout)
+  test(`npm run load --scenario ${scenario}: the table's figures are real numbers taken from the run`, { timeout: 600_000 }, async (t) => {
+    const load = async (seconds: number) => {
+      const out = tempFolder('thumbd-load-', t)
+      const { stdout } = await run(process.execPath, [LOAD, '--tiny', '--scenario', scenario, '--duration', String(seconds), '--connections', '2', '--json', '--out', out], { timeout: 280_000 })
+      return { out, report: JSON.parse(stdout) }
+    }
+    let { out, report } = await load(2)
+    // On a busy machine a 2 s window can end before the first niced video job does (no 200): measured again
+    // over 30 s, where the figures must then be real. A harness that measures nothing fails both.
+    if (!(report.results[0]?.replies['200'] > 0)) {
+      t.diagnostic(`over 2 s: ${JSON.stringify(report.results[0]?.replies)}; again over 30 s`)
+      ;({ out, report } = await load(30))
+    }
     assert.equal(report.scenario.name, scenario)
     assert.equal(report.results.length, 1)
     const [r] = report.results
@@ -29,7 +38,11 @@ for (const scenario of ['video', 'video-url']) {
     assert.ok(r.okPerSecond > 0 && r.latencyMs.p99 >= r.latencyMs.p50 && r.latencyMs.p50 > 0)
     assert.ok(r.health.samples >= 5, 'the health probe ran beside the load')
     assert.ok(r.peakRssMB > 50 && r.peakRssMB < 4096, `RSS of a real server (${r.peakRssMB} MB)`)
-    assert.ok(r.coresUsed > 0.05 && r.coresUsed <= report.machine.cores + 0.5, `cores used (${r.coresUsed})`)
+    // The CPU the server's processes took, against the work they did: every thumbnail costs at least 2 ms of
+    // CPU (a decoder's start, a decode, an encode). Not a share of the machine: a busy one gives a niced server
+    // 3 % of a core, where a quiet one gives it both.
+    const cpuSeconds = r.coresUsed * r.durationSeconds
+    assert.ok(cpuSeconds >= 0.002 * r.replies['200'] && r.coresUsed <= report.machine.cores + 0.5, `cores used (${r.coresUsed}) for ${r.replies['200']} thumbnails in ${r.durationSeconds} s`)
     const written = readdirSync(out).filter(f => f.endsWith('.json'))
     assert.equal(written.length, 1)
     assert.deepEqual(JSON.parse(readFileSync(join(out, written[0]!), 'utf8')).results, report.results)
