@@ -104,10 +104,10 @@ test('S3_FORCE_PATH_STYLE defaults to path style with S3_ENDPOINT (as imgproxy),
 
 test('ABS_KEY empty is described as what the code does (DefaultAzureCredential), not as anonymous access', () => {
   const described = (CONFIG_SCHEMA.properties as Record<string, { description?: string }>).ABS_KEY!.description!
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const readme = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8')
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
   assert.match(readFileSync(new URL('../src/stores/abs/abs-store.ts', import.meta.url), 'utf8'), /DefaultAzureCredential\(\)/, 'the code still uses it')
-  for (const [where, text] of [['schema', described], ['README', /^\| `ABS_KEY`.*$/m.exec(readme)![0]], ['.env.example', /^# abs:\/\/[^]*?ABS_ENDPOINT/m.exec(example)![0]]] as const) {
+  for (const [where, text] of [['schema', described], ['docs/configuration.md', /^\| `ABS_KEY`.*$/m.exec(readme)![0]], ['.env.example', /^# abs:\/\/[^]*?ABS_ENDPOINT/m.exec(example)![0]]] as const) {
     assert.match(text, /DefaultAzureCredential/, where)
     assert.doesNotMatch(text, /anonymous/, where)
   }
