@@ -1,10 +1,10 @@
 // Interactive traffic first: a job's step goes to the pool only while no request waits there, a thread is free
-// and admission's expected wait is at most half its bound. A step in the pool then counts in admission like a
-// request (it holds a thread), so this keeps that count to a step or two (JOB_CONCURRENCY) on a pool that was
-// idle, and requests that come meanwhile are queued ahead of the job's next step. Queued jobs, in the engine,
-// count nowhere: not in /health, not in admission.
+// and admission's expected wait is at most half its bound; while requests run, background steps leave at least
+// one thread to them. A step runs as background work (app.jobs.run's `background`): one decoder thread, and
+// outside admission, so it neither raises the wait requests are estimated at nor gets a request refused; the
+// rule here is what keeps it off a busy pool instead. Requests that come meanwhile are queued ahead of the
+// job's next step. Queued jobs, in the engine, count nowhere: not in /health, not in admission.
 import type { FastifyInstance } from 'fastify'
-import { codeOf, ThumbdError } from '../errors.ts'
 import type { JobResults, JobTask } from '../../contract/types.ts'
 
 const POLL_MS = 25
@@ -16,23 +16,18 @@ const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, r
 
 export function createCapacity (app: FastifyInstance, threads: number, maxQueueWaitMs: number) {
   const free = () => {
-    const stats = app.jobs.stats()
-    return stats.queued === 0 && stats.running < threads && app.admission.expectedWaitMs() <= maxQueueWaitMs / 2
+    const { queued, running, background } = app.jobs.stats()
+    if (queued > 0 || running >= threads || app.admission.expectedWaitMs() > maxQueueWaitMs / 2) return false
+    // Requests in the pool: background steps may hold at most all threads but one (JOB_CONCURRENCY bounds them too).
+    return running - background === 0 || background < threads - 1
   }
 
-  /** Runs one step of a job when the pool has room for it; a step refused by admission (a burst came) waits and goes again. */
+  /** Runs one step of a job when the pool has room for it. */
   async function run<T extends JobTask> (task: T, signal: AbortSignal): Promise<JobResults[T['kind']]> {
     for (;;) {
       signal.throwIfAborted()
-      if (!free()) {
-        await sleep(POLL_MS, signal)
-        continue
-      }
-      try {
-        return (await app.jobs.run(task, { signal })).value
-      } catch (err) {
-        if (!(err instanceof ThumbdError && codeOf(err) === 'OVERLOADED') || signal.aborted) throw err
-      }
+      if (free()) return (await app.jobs.run(task, { signal, background: true })).value
+      await sleep(POLL_MS, signal)
     }
   }
 

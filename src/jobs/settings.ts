@@ -43,6 +43,16 @@ export function jobSettings (config: Config, mediaTools: MediaTools, children: S
   }
 }
 
+/**
+ * Decoder threads for a job: a request that finds the pool idle may use every core for its decoder; under load,
+ * one thread per job is the most work per CPU second (frame threads only add contention). A background step
+ * (an asynchronous job's) always gets one: it started on an idle pool, but requests that come while it runs
+ * must not find every core taken by its decoder (jobs-interactive: p99 x1.8 with that).
+ */
+export function decoderThreads (poolThreads: number, inFlight: number, background: boolean): number {
+  return inFlight === 0 && !background ? poolThreads : 1
+}
+
 /** `settings` for a job whose decoder may run `ffmpegThreads` threads, its tools' CPU limit grown to match. */
 export function withDecoderThreads (settings: JobSettings, ffmpegThreads: number, jobTimeoutMs: number): JobSettings {
   return { ...settings, ffmpegThreads, sandbox: { ...settings.sandbox, cpuSeconds: toolCpuSeconds(jobTimeoutMs, ffmpegThreads) } }

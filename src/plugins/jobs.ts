@@ -6,7 +6,7 @@ import { Piscina } from 'piscina'
 import type { Config } from '../config.ts'
 import { handOff, holdSource } from '../jobs/hand-off.ts'
 import { createPairing, JOBS_PER_THREAD, type Seat } from '../jobs/pairing.ts'
-import { jobSettings, withDecoderThreads } from '../jobs/settings.ts'
+import { decoderThreads, jobSettings, withDecoderThreads } from '../jobs/settings.ts'
 import { codeOf, errors, fromJobFailure, ThumbdError } from '../errors.ts'
 import type { JobOutcomeLabel } from './metrics.ts'
 import { ERROR_TABLE } from '../../contract/error-codes.ts'
@@ -29,11 +29,19 @@ export interface JobStats {
   utilization: number
   completed: number
   ffmpegChildren: number
+  /** Background steps (RunOptions.background) in the pool now: part of `running` or `queued`. */
+  background: number
 }
 
 export interface RunOptions {
   /** Aborts the job (the client left). */
   signal?: AbortSignal
+  /**
+   * A step of an asynchronous job (src/batch/capacity.ts), not a request: its decoder gets one thread even on an
+   * idle pool, and it is outside admission (no reservation, not refused, its run time not taught as a request's),
+   * since it only starts on capacity requests leave and no request should be refused or wait-estimated for it.
+   */
+  background?: boolean
 }
 
 export interface Jobs {
@@ -89,10 +97,11 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
   /** Each job in flight, with the control word of its current attempt (a crash may give it a second one). */
   const inFlight = new Map<symbol, { control: SharedArrayBuffer, settled: Promise<unknown> }>()
   let completed = 0
+  let backgroundSteps = 0
   const { metrics } = app
 
   /** One attempt at a job: a fresh control word and a seat of its own in the pool. */
-  function submit (envelope: Envelope, seat: Seat, job: symbol): Promise<JobOutcome> {
+  function submit (envelope: Envelope, seat: Seat, job: symbol, background: boolean): Promise<JobOutcome> {
     // Its slab is not refilled while the attempt may read it, whenever the main thread stops waiting.
     const release = holdSource(envelope)
     const { sent, transferList } = pool !== undefined ? handOff(envelope, seat) : { sent: envelope, transferList: [] }
@@ -106,7 +115,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     // nor one that starts costly jobs and leaves keep it low. One cancelled at the main thread's deadline cost all of it.
     const settled = pending.then(outcome => {
       const cut = !outcome.ok && outcome.error.code === 'CANCELLED' && outcome.workMs < config.jobTimeoutMs
-      if (outcome.workMs > 0) app.admission[cut ? 'recordAtLeast' : 'record'](envelope.task.kind, outcome.workMs / seat.sharers)
+      // A background step is no request's cost: a video still is a 'thumbnail' too, and would raise the photos' estimate.
+      if (outcome.workMs > 0 && !background) app.admission[cut ? 'recordAtLeast' : 'record'](envelope.task.kind, outcome.workMs / seat.sharers)
     }, () => {}).finally(() => {
       pairing.leave(seat)
       release?.()
@@ -115,18 +125,18 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
     return pending
   }
 
-  async function run<T extends JobTask> (task: T, { signal }: RunOptions = {}): Promise<JobResult<JobResults[T['kind']]>> {
-    // Refused here too (503) if the queue filled up while this request was uploading.
-    const release = app.admission.reserve(task.kind)
+  async function run<T extends JobTask> (task: T, { signal, background = false }: RunOptions = {}): Promise<JobResult<JobResults[T['kind']]>> {
+    // Refused here too (503) if the queue filled up while this request was uploading. A background step reserves
+    // nothing: it must never be why a request is refused (capacity.ts keeps it off a busy pool instead).
+    const release = background ? () => {} : app.admission.reserve(task.kind)
     const job = Symbol(task.kind)
     const deadline = Date.now() + config.jobTimeoutMs
-    // A job that finds the pool idle may use every core for its decoder; under load, one thread per job is
-    // the most work per CPU second (frame threads only add contention).
-    const ffmpegThreads = inFlight.size === 0 ? config.poolThreads : 1
+    const ffmpegThreads = decoderThreads(config.poolThreads, inFlight.size, background)
+    if (background) backgroundSteps++
     const envelope = (): Envelope => ({ task, settings: withDecoderThreads(settings, ffmpegThreads, config.jobTimeoutMs), control: createControl(), deadline })
     const seat = pairing.seatFor(task)
     const submitted = performance.now()
-    const pending = submit(envelope(), seat, job)
+    const pending = submit(envelope(), seat, job, background)
     const current = () => inFlight.get(job)!.control
 
     // Each outcome is counted once, where it is decided: the main thread's deadline or the client leaving
@@ -149,7 +159,7 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
         // thread of its own, where only a job that crashes by itself fails (and is counted as crashed).
         if (err instanceof ThumbdError || signal?.aborted === true || seat.sharers < 2) throw err
         app.log.warn({ err }, 'a pool thread died under two jobs: running this one again alone')
-        outcome = await Promise.race([submit(envelope(), pairing.aloneSeat(), job), stopped])
+        outcome = await Promise.race([submit(envelope(), pairing.aloneSeat(), job, background), stopped])
       }
       const queueMs = performance.now() - submitted - outcome.workMs
       metrics.jobWait.observe({ kind: task.kind }, queueMs / 1000)
@@ -177,7 +187,7 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
       if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
       const settled = inFlight.get(job)!.settled
       // The reservation lasts as long as the work: a job answered at its deadline may still run a moment.
-      settled.finally(() => { inFlight.delete(job); completed++; release() })
+      settled.finally(() => { inFlight.delete(job); completed++; if (background) backgroundSteps--; release() })
     }
   }
 
@@ -198,7 +208,8 @@ export default fp<JobsOptions>(async (app, { config, workerFile = WORKER_FILE })
       running: inFlight.size - (pool?.queueSize ?? 0),
       utilization: poolUtilization(),
       completed,
-      ffmpegChildren: Atomics.load(new Int32Array(children), 0)
+      ffmpegChildren: Atomics.load(new Int32Array(children), 0),
+      background: backgroundSteps
     }
   }
 
