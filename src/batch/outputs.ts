@@ -1,6 +1,7 @@
 // One output of a job, made by the very job functions the synchronous routes run (through the pool, app.jobs), with
 // the same defaults: what a client gets from POST /api/jobs is what it would get from the routes, as files.
 import { imageOptions, sameFormat, videoOptions } from '../routes/options.ts'
+import { previewTask } from '../routes/preview.ts'
 import { webVtt } from '../routes/storyboard.ts'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
@@ -69,19 +70,7 @@ export async function makeOutput (output: Output & { name: string }, source: Spo
     }
     case 'preview': {
       if (kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
-      const value = await run({
-        kind: 'preview',
-        source: forTask(source),
-        frames: output.frames ?? 8,
-        ...(output.at === undefined ? {} : { start: videoOptions({ at: output.at }).at! }),
-        ...(output.duration === undefined ? {} : { duration: output.duration }),
-        width: output.width ?? (output.height === undefined ? 320 : undefined),
-        height: output.height,
-        fit: output.fit ?? 'inside',
-        delay: output.delay ?? 500,
-        format: output.format ?? 'webp',
-        quality: output.quality ?? DEFAULT_QUALITY
-      })
+      const value = await run(previewTask(forTask(source), output))
       return [image(name, value.data, value.format)]
     }
     case 'hashes': {

@@ -1,14 +1,14 @@
 // POST /api/preview: a short looping animation of N frames spread over a video, or over a window of it (the
 // hover preview of video sites), as animated WebP (default) or GIF. Every source form, remote videos by ranges.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import { answerWithImage } from './image-reply.ts'
 import { IMAGE_REPLY, jobRoute } from './schemas.ts'
 import { videoOptions } from './options.ts'
 import { DEFAULT_QUALITY, MAX_PREVIEW_FRAMES, MAX_PREVIEW_PIXELS, MAX_PREVIEW_SIDE } from '../../contract/limits.ts'
-import type { PreviewTask } from '../../contract/types.ts'
+import type { JobSource, PreviewTask } from '../../contract/types.ts'
 
 const Options = Type.Object({
   frames: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PREVIEW_FRAMES, description: `frames of the animation (default 8; at most ${MAX_PREVIEW_FRAMES}, and MAX_ANIMATION_FRAMES)` })),
@@ -22,6 +22,26 @@ const Options = Type.Object({
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'WebP quality (default 80)' }))
 }, { additionalProperties: false })
 
+/** The options a preview takes, from the route or from a job's output. */
+export type PreviewOptions = Static<typeof Options>
+
+/** The preview task of these options, with the route's defaults: POST /api/preview and a job's preview output alike. */
+export function previewTask (source: JobSource, options: PreviewOptions): PreviewTask {
+  return {
+    kind: 'preview',
+    source,
+    frames: options.frames ?? 8,
+    ...(options.at === undefined ? {} : { start: videoOptions({ at: options.at }).at! }),
+    ...(options.duration === undefined ? {} : { duration: options.duration }),
+    width: options.width ?? (options.height === undefined ? 320 : undefined),
+    height: options.height,
+    fit: options.fit ?? 'inside',
+    delay: options.delay ?? 500,
+    format: options.format ?? 'webp',
+    quality: options.quality ?? DEFAULT_QUALITY
+  }
+}
+
 const DOC = {
   summary: 'Looping animated preview of a video',
   description: `N frames spread evenly over the video (or over the window at..at+duration, each from the middle of its share), each scaled like a thumbnail, as a looping animated WebP or GIF. One seek per frame, keyframe seeks when frames are 2 s or more apart. At most ${MAX_PREVIEW_FRAMES} frames and ${MAX_PREVIEW_PIXELS} px over all frames.`
@@ -33,19 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const job = jobSource(source)
     if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
     app.mediaTools.assertVideo()
-    const task: PreviewTask = {
-      kind: 'preview',
-      source: job,
-      frames: options.frames ?? 8,
-      ...(options.at === undefined ? {} : { start: videoOptions({ at: options.at }).at! }),
-      ...(options.duration === undefined ? {} : { duration: options.duration }),
-      width: options.width ?? (options.height === undefined ? 320 : undefined),
-      height: options.height,
-      fit: options.fit ?? 'inside',
-      delay: options.delay ?? 500,
-      format: options.format ?? 'webp',
-      quality: options.quality ?? DEFAULT_QUALITY
-    }
+    const task = previewTask(job, options)
     const { source: _, kind, ...etagOptions } = task
     return answerWithImage(app, request, reply, { identity: source.identity, task, etagOptions, negotiated: false })
   })
