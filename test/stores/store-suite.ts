@@ -75,7 +75,10 @@ export function storeSuite (name: string, made: Harness | string): void {
   })
 
   it('a video poster by ranges: a fraction of the bytes, the same frame as the upload', async (t) => {
-    const video = await media('long-mp4')
+    // The 20 s MP4 with 24 MiB of a top-level 'free' box after it (ffmpeg skips it by its header): what the first
+    // open range sends before it is dropped is the sockets' buffers, some MB on a quiet loopback, so the file must
+    // be large beside them for the share of it the server sent to say whether it was read by ranges.
+    const video = Buffer.concat([await media('long-mp4'), freeBox(24 << 20)])
     await put(h, 'videos/long.mp4', video)
     const app = await build(t, { ...h.env, RANGE_READ_MIN_BYTES: String(2 ** 20) })
     h.proxy?.reset()
@@ -90,7 +93,7 @@ export function storeSuite (name: string, made: Harness | string): void {
     // The ranges are a small part of the file; what the first open range had sent before it was dropped is the
     // sockets' buffers (some MB on loopback, through the proxy twice: a constant, under 1 % of the 2 GB bench file).
     assert.ok(ranged < video.length / 6, `ranges of ${ranged} bytes of ${video.length}`)
-    assert.ok(sent < video.length * 0.6, `${sent} bytes of ${video.length}`)
+    assert.ok(sent < video.length * 0.5, `${sent} bytes of ${video.length}`)
     const whole = await app.inject({ method: 'POST', url: '/api/thumbnail?at=50%25', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: video })
     assert.ok(remote.rawPayload.equals(whole.rawPayload), 'byte for byte the thumbnail of the uploaded file')
   })
@@ -187,4 +190,12 @@ export function storeSuite (name: string, made: Harness | string): void {
     assert.equal(await h.store.stat(at), undefined)
     await assert.rejects(h.store.read(at), { code: 'THUMBD_SOURCE_NOT_FOUND' })
   })
+}
+
+/** An ISO BMFF top-level 'free' box of `size` bytes in all: a demuxer skips it by its header. */
+function freeBox (size: number): Buffer {
+  const box = Buffer.alloc(size)
+  box.writeUInt32BE(size, 0)
+  box.write('free', 4, 'latin1')
+  return box
 }
