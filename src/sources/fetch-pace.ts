@@ -1,6 +1,6 @@
 // The byte-rate floor of a URL fetch. A fetch holds one of MAX_CONCURRENT_FETCHES slots: an origin that drips
 // (1 byte a second, say) would hold it for all of FETCH_TIMEOUT_MS, and 16 of them would turn every other URL
-// source away with 503. Counted where the body is read (src/plugins/sources.ts spools it as fast as it comes).
+// source away with 503. Counted where the body is read (src/sources/url-fetch.ts spools it as fast as it comes).
 import type { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 
