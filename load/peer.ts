@@ -4,7 +4,7 @@
 // its URL, by thumbd from an upload, and by imgproxy from its signed GET URL. thumbd's URL run is by default
 // the very signed GET URL imgproxy gets (its dialect, same key and salt: the same request and, with
 // JPEG_SHRINK=auto, the same decode scale); --thumbd-route api sends POST /api/thumbnail JSON instead. imgproxy is built by the user
-// from its public source (docs/benchmarks.md says how); nothing of it is in this repository.
+// from its public source (docs/benchmarks.md, "Photos against imgproxy", says how); nothing of it is in this repository.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
