@@ -1,8 +1,9 @@
-# Camera-like JPEGs for `npm run bench -- --peer imgproxy=PATH --photos DIR/SET` (docs/benchmarks.md), made
-# from real photos that Debian's lomiri-wallpapers-16.04/-20.04 ship: each cropped and scaled (Lanczos) to 1-24
-# MP and re-encoded by Pillow (libjpeg-turbo, standard Huffman tables as cameras write them) at 4:2:0, 4:2:2 or
-# 4:4:4, baseline or progressive, with an sRGB (2.5 KB, 1024-entry curves) or Adobe RGB profile from
-# icc-profiles-free, libvips' Display P3 (written by sharp), or none; EXIF with a thumbnail and XMP by exiftool.
+# Camera-like JPEGs for `npm run bench -- --peer imgproxy=PATH --photos DIR/SET` (docs/benchmarks.md, "Photos
+# against imgproxy"), made from real photos that Debian's lomiri-wallpapers-16.04/-20.04 ship: each cropped and
+# scaled (Lanczos) to 1-24 MP and re-encoded by Pillow (libjpeg-turbo, standard Huffman tables as cameras write
+# them) at 4:2:0, 4:2:2 or 4:4:4, baseline or progressive, with an sRGB (2.5 KB, 1024-entry curves) or Adobe RGB
+# profile from icc-profiles-free, libvips' Display P3 (written by sharp), or none; EXIF with a thumbnail and XMP
+# by exiftool.
 #   apt-get install lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 icc-profiles-free python3-pil exiftool
 #   /usr/bin/python3 load/camera-photos.py DIR      (one folder per set: key, chroma, profile, size)
 import subprocess, sys, os, tempfile

@@ -2,7 +2,7 @@
 // on media made here (alpha PNGs, EXIF-rotated portraits, animated GIF/WebP, grey and CMYK JPEGs, a 16-bit
 // PNG, a photo for the smart crop), served from a loopback origin. Prints one row per URL: each side's status,
 // type, size and frames, their bytes, and the mean difference of their pixels (0-255, RGBA, every frame) where
-// the sizes match; --save keeps both replies and the media in DIR. Run by hand (not in CI); imgproxy is built by the user (docs/benchmarks.md).
+// the sizes match; --save keeps both replies and the media in DIR. Run by hand (not in CI); imgproxy is built by the user (docs/benchmarks.md, "Photos against imgproxy").
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'

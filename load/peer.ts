@@ -1,17 +1,18 @@
 // npm run bench -- --peer imgproxy=PATH --photos DIR: thumbd against imgproxy, the image service a user
 // would otherwise pick, on the same photos from the same loopback static server, alternating runs on the same
-// cores. Each photo is thumbnailed to 320 px (or --width) at quality 80, JPEG and WebP out: by thumbd from
+// cores. The photos: every still JPEG, PNG, WebP, AVIF, HEIC/HEIF and GIF in DIR (peer-photos.ts); the table
+// names each one's format and sums the ratios up per format. Each photo is thumbnailed to 320 px (or --width) at quality 80, JPEG and WebP out: by thumbd from
 // its URL, by thumbd from an upload, and by imgproxy from its signed GET URL. thumbd's URL run is by default
 // the very signed GET URL imgproxy gets (its dialect, same key and salt: the same request and, with
 // JPEG_SHRINK=auto, the same decode scale); --thumbd-route api sends POST /api/thumbnail JSON instead. imgproxy is built by the user
-// from its public source (docs/benchmarks.md says how); nothing of it is in this repository.
+// from its public source (docs/benchmarks.md, "Photos against imgproxy", says how); nothing of it is in this repository.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import sharp from 'sharp'
 import { fire, type UniqueUrls } from './cannon.ts'
+import { listPeerPhotos, PHOTO_EXTENSIONS } from './peer-photos.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
 import { freePort, startServer } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
@@ -41,7 +42,10 @@ export interface PeerFigures { okPerSecond: number, cpuMsPerOk: number }
 
 export interface PeerRow {
   photo: string
+  /** The photo's format, by its bytes (jpeg, png, webp, avif, heic, gif). */
+  input: string
   megapixels: number
+  /** The thumbnail's format. */
   format: string
   thumbdUrl: PeerFigures
   thumbdUpload: PeerFigures
@@ -79,8 +83,10 @@ async function startImgproxy (binary: string, key: string, salt: string) {
 }
 
 export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, connections, thumbdRoute, say }: PeerSettings): Promise<PeerRow[]> {
-  const names = (await readdir(photos)).filter(name => /\.jpe?g$/i.test(name)).sort()
-  if (names.length === 0) throw new Error(`no .jpg photos in ${photos}`)
+  const { photos: set, skipped } = await listPeerPhotos(photos)
+  for (const { name, why } of skipped) say(`left out ${name}: ${why}`)
+  if (set.length === 0) throw new Error(`no still photos (${PHOTO_EXTENSIONS.join(', ')}) in ${photos}`)
+  say(`photos: ${[...countBy(set.map(p => p.format))].map(([format, n]) => `${n} ${format}`).join(', ')}`)
   const statics = await startStaticServer(photos)
   // JPEG_DECODER and JPEG_SHRINK pass through, to measure both decoders and both scales against the same peer.
   const jpeg = Object.fromEntries(['JPEG_DECODER', 'JPEG_SHRINK'].flatMap(name => process.env[name] === undefined ? [] : [[name, process.env[name]!]]))
@@ -100,11 +106,9 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
   }
   const rows: PeerRow[] = []
   try {
-    for (const name of names) {
+    for (const { name, format: input, mime, width: photoWidth, height: photoHeight } of set) {
       const photo = await readFile(join(photos, name))
-      // The photo's own sides under other names: `width` is the thumbnail's (it was shadowed here, and every
-      // run since --width thumbnailed the photo at its full width).
-      const { width: photoWidth = 0, height: photoHeight = 0 } = await sharp(photo).metadata()
+      // The photo's sides are photoWidth and photoHeight: `width` is the thumbnail's.
       for (const format of ['jpeg', 'webp']) {
         const source = `${statics.base}/${encodeURIComponent(name)}`
         const auth = { authorization: `Bearer ${thumbd.apiKey}` }
@@ -114,14 +118,14 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
           thumbdUrl: thumbdRoute === 'dialect'
             ? () => measure(thumbd.pid, thumbd.base, 'GET', {}, Buffer.alloc(0), { prefix: '/i', signed })
             : () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail`, 'POST', { ...auth, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ url: source, width, quality: 80, format }))),
-          thumbdUpload: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': 'image/jpeg' }, photo),
+          thumbdUpload: () => measure(thumbd.pid, `${thumbd.base}/api/thumbnail?width=${width}&quality=80&format=${format}`, 'POST', { ...auth, 'content-type': mime }, photo),
           imgproxy: () => measure(peer.pid, peer.base, 'GET', {}, Buffer.alloc(0), { prefix: '', signed })
         }
         const figures: Record<keyof typeof runs, PeerFigures[]> = { thumbdUrl: [], thumbdUpload: [], imgproxy: [] }
         // Alternating, so that a noisy minute on a shared machine hits every contender alike.
         for (let r = 0; r < repeats; r++) {
           for (const [which, go] of Object.entries(runs) as Array<[keyof typeof runs, () => Promise<PeerFigures>]>) {
-            say(`${name} ${format}: ${which}, repeat ${r + 1}/${repeats}`)
+            say(`${name} (${input}) ${format}: ${which}, repeat ${r + 1}/${repeats}`)
             figures[which].push(await go())
             peer.checkAlive()
           }
@@ -129,6 +133,7 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
         const [thumbdUrl, thumbdUpload, peerFigures] = [medians(figures.thumbdUrl), medians(figures.thumbdUpload), medians(figures.imgproxy)]
         rows.push({
           photo: name,
+          input,
           megapixels: photoWidth * photoHeight / 1e6,
           format,
           thumbdUrl,
@@ -147,6 +152,12 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
   return rows
 }
 
+function countBy (keys: string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1)
+  return counts
+}
+
 /** Median of each figure apart, over the alternating runs. */
 function medians (runs: PeerFigures[]): PeerFigures {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -157,9 +168,17 @@ export function peerTable (rows: PeerRow[], thumbdRoute: ThumbdRoute = 'dialect'
   const urlRun = thumbdRoute === 'dialect' ? 'thumbd GET /i' : 'thumbd POST /api'
   const f = (n: number, d = 1) => n.toFixed(d)
   const both = (x: PeerFigures) => `${f(x.okPerSecond)} / ${f(x.cpuMsPerOk, 0)}`
+  const range = (xs: number[]) => xs.length === 1 ? f(xs[0]!, 2) : `${f(Math.min(...xs), 2)}-${f(Math.max(...xs), 2)}`
+  // Per input and output format: how many photos, and the range of their ratios.
+  const groups = new Map<string, PeerRow[]>()
+  for (const r of rows) groups.set(`${r.input} → ${r.format}`, [...(groups.get(`${r.input} → ${r.format}`) ?? []), r])
   return [
-    `| photo | MP | out | ${urlRun}: ok/s / CPU ms | thumbd upload: ok/s / CPU ms | imgproxy: ok/s / CPU ms | ${urlRun} / imgproxy, ok/s | ${urlRun} / imgproxy, CPU |`,
-    '|---|---:|---|---:|---:|---:|---:|---:|',
-    ...rows.map(r => `| ${r.photo} | ${f(r.megapixels)} | ${r.format} | ${both(r.thumbdUrl)} | ${both(r.thumbdUpload)} | ${both(r.imgproxy)} | **${f(r.ratio, 2)}** | **${f(r.cpuRatio, 2)}** |`)
+    `| photo | in | MP | out | ${urlRun}: ok/s / CPU ms | thumbd upload: ok/s / CPU ms | imgproxy: ok/s / CPU ms | ${urlRun} / imgproxy, ok/s | ${urlRun} / imgproxy, CPU |`,
+    '|---|---|---:|---|---:|---:|---:|---:|---:|',
+    ...rows.map(r => `| ${r.photo} | ${r.input} | ${f(r.megapixels)} | ${r.format} | ${both(r.thumbdUrl)} | ${both(r.thumbdUpload)} | ${both(r.imgproxy)} | **${f(r.ratio, 2)}** | **${f(r.cpuRatio, 2)}** |`),
+    '',
+    `| format | photos | ${urlRun} / imgproxy, ok/s | ${urlRun} / imgproxy, CPU |`,
+    '|---|---:|---:|---:|',
+    ...[...groups].map(([key, group]) => `| ${key} | ${group.length} | ${range(group.map(r => r.ratio))} | ${range(group.map(r => r.cpuRatio))} |`)
   ]
 }

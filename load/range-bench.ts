@@ -1,4 +1,4 @@
-// npm run bench:ranges: remote videos read by range requests, against the targets of docs/benchmarks.md. A
+// npm run bench:ranges: remote videos read by range requests, the rows of docs/benchmarks.md's "Remote videos". A
 // 1-hour 1080p H.264 video of about 2 GB (MP4, index at the end; and the same as Matroska, cues at the end) is
 // made once by ffmpeg (one minute encoded, then copied end to end with -c copy) under load/.media/, served by a
 // loopback origin that answers ranges and counts the bytes it sends (range-origin.ts), and asked of a thumbd

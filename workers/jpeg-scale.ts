@@ -2,7 +2,7 @@
 // longer carry it. 'quality' is sharp 0.35's own rule (src/pipeline.cc: the shrink-on-load one step lower
 // whenever the reduction's integer part equals the factor), so the thumbnail is the one sharp makes;
 // 'imgproxy' is imgproxy's (the largest of 8, 4, 2 not above the reduction): up to twice fewer pixels
-// decoded, a softer thumbnail (docs/benchmarks.md, camera photos).
+// decoded, a softer thumbnail (docs/benchmarks.md, "Photos against imgproxy", its "Decode scale" note).
 import type { Fit } from '../contract/types.ts'
 
 export type JpegShrinkRule = 'quality' | 'imgproxy'

@@ -1,5 +1,6 @@
 // Debian's libturbojpeg (package libturbojpeg0), called through koffi: a JPEG decoded by libjpeg-turbo's
-// scaled IDCT straight into a buffer, without libvips' per-scanline work (docs/benchmarks.md, camera photos).
+// scaled IDCT straight into a buffer, without libvips' per-scanline work (0.77-0.95 of the CPU of sharp's decode
+// at the same scale: docs/benchmarks.md, "Photos against imgproxy", its "Decode scale" note).
 // The TurboJPEG 2 API, which libturbojpeg 2.1 (Debian 12) and 3.x both export. Loaded once per thread; a host
 // without the library (or without koffi's prebuilt binary) gets undefined, and images go through sharp.
 import { boundOnce, copyOut, koffi } from '../contract/native-library.ts'

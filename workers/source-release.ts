@@ -2,7 +2,8 @@
 // Under load that GC came late: V8's limits grow with external memory (src/v8-flags.ts), and each pool
 // thread held 30-86 MB of finished photos' sources (a 15 MP photo is 5 MB), all in malloc's one arena
 // beside the decoders' buffers. Mixed load (node load/mixed-memory.ts, 6 alternating pairs, 4 of them on a
-// loaded VM): 579-686 -> 441-515 MB, CPU per photo unchanged (docs/benchmarks.md).
+// loaded VM): 579-686 -> 441-515 MB, CPU per photo unchanged (docs/architecture.md, "Why it is fast"; today's
+// figure in docs/benchmarks.md, "Memory").
 import { freeWhole } from '../contract/free-memory.ts'
 import type { JobTask } from '../contract/types.ts'
 

@@ -37,7 +37,8 @@ export async function storyboard (task: StoryboardTask, ctx: JobContext): Promis
   const tiles: StoryboardResult['tiles'] = []
   const pieces: OverlayOptions[] = []
   // The job's decoder threads become lanes of one-thread grabs: one keyframe gains little from frame
-  // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour: 7.8 s -> see docs/benchmarks.md).
+  // threads, two grabs at once use two cores (a 60-tile storyboard of a remote hour 7.8 -> 5.2 s on a loaded VM,
+  // `npm run bench:ranges`; today's figure in docs/benchmarks.md, "Remote videos").
   // Dense tiles of a heavy decode (4K 10-bit) are one pass of one decoder instead (workers/storyboard-pass.ts).
   const stream = probe.streams?.find(s => s.codec_type === 'video')
   const pass = seek === 'exact' && takesPass(info, interval, rate(stream?.avg_frame_rate) ?? rate(stream?.r_frame_rate), count * bound.width * bound.height * 4)

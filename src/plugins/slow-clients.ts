@@ -156,7 +156,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   // not dump it, and the linger counts it as 'data' of the request. A dumped body emits no 'data', and counting it
   // on the socket instead took that socket off Node's native HTTP parsing for good ("unconsume"): every later
   // body on the kept-alive connection, admitted ones too, went through JS stream events (/health p99 under a
-  // flood of refusals 14.7 -> 10.5 ms, docs/benchmarks.md).
+  // flood of refusals 14.7 -> 10.5 ms pooled over 9 alternating pairs, the 200-connection phase of `npm run bench`).
   app.addHook('onSend', async (request, _reply, payload) => {
     const { raw } = request
     if (!raw.complete && !raw.destroyed) {

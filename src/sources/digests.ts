@@ -2,11 +2,14 @@
 // they arrive: a few milliseconds in all, never in one block. A source that passes
 // OFFLOAD_BYTES is hashed again from its first byte on the digest thread (workers/digest.ts), and the work
 // done here is dropped: receiving a 100 MB body and hashing it then share two cores instead of queueing on
-// one (docs/benchmarks.md). Bytes cross in 1 MiB batches, copied once (the spool may still need the
-// chunks) and transferred there and back; at most MAX_IN_FLIGHT batches wait to be hashed.
+// one (100 MB uploads at 0.77-0.80 of the raw tools' rate, docs/benchmarks.md, "Images and hashes against the
+// raw tools"; a bare server hashing on its main thread reached 0.48). Bytes cross in 1 MiB batches, copied
+// once (the spool may still need the chunks) and transferred there and back; at most MAX_IN_FLIGHT batches
+// wait to be hashed.
 // A source kept whole in memory (up to deferBytes) is not hashed here at all: its chunks are only held, and
 // at the end its whole bytes move to the digest thread, are hashed there and move back, never copied
-// (SHA-256 of a 1 MB photo was ~0.6 ms of the main thread's ~3 ms a request; docs/benchmarks.md).
+// (SHA-256 of a 1 MB photo was 0.65-0.76 ms of the main thread's ~3 ms a request, measured by profile:
+// `node load/main-thread.ts PHOTO --route url --cpu-prof DIR`).
 import { createHash, type Hash } from 'node:crypto'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type { DigestMessage, DigestResult, DigestTask } from '../../contract/digest.ts'

@@ -61,7 +61,9 @@ export class Sink {
   /**
    * From now on each chunk goes onto a slab of `capacity` bytes as it comes (fill), and with ownsChunks its
    * memory is given back at once: the copy reads memory still in cache, and a body's chunks never pile up for a
-   * GC (docs/benchmarks.md). For bytes, already sniffed, that finish(true) will return, of a size announced.
+   * GC (measured: the GC's share of a URL photo's main thread 0.18 -> 0.13-0.14 ms, `node load/main-thread.ts
+   * PHOTO --stand-in --route url --cpu-prof DIR`). For bytes, already sniffed, that finish(true) will return,
+   * of a size announced.
    * False, and nothing changes, where the bytes cannot go on it (in a file, past it, not yet sniffed).
    */
   fillSlab (capacity: number): boolean {

@@ -1,6 +1,7 @@
 // Reused shared memory for photos gathered whole in memory on their way to a pool thread. A fresh buffer per
 // photo cost the main thread the first touch of each of its pages, and handing it to a pool thread cost another
-// fresh buffer and a copy (together ~0.9 ms of a 4 MP URL photo's ~4 ms, docs/benchmarks.md). A slab is a
+// fresh buffer and a copy (together ~0.9 ms of a 4 MP URL photo's ~4 ms on a loaded VM: the gather's first touch
+// 0.53-0.59 ms, the hand-off's 0.27-0.32 ms, by `node load/main-thread.ts PHOTO --route url --cpu-prof DIR`). A slab is a
 // SharedArrayBuffer: the pool thread reads the bytes where they are (no copy, no transfer), they stay here
 // should the job run again after a crash (plugins/jobs.ts), and the slab is filled by a later photo once
 // nothing uses it any more: neither its source (released when its request is done) nor any job attempt still

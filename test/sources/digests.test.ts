@@ -154,7 +154,7 @@ test('a source kept whole in memory moves to the digest thread at the end and ba
 })
 
 test('a source kept whole in memory costs the main thread a fraction of hashing it there', async (t) => {
-  // SHA-256 of each in-memory photo was ~0.65 ms of a URL request's ~3 ms on the main thread (docs/benchmarks.md).
+  // SHA-256 of each in-memory photo was ~0.65 ms of a URL request's ~3 ms on the main thread (src/sources/digests.ts).
   const { runTask } = digestPool(t)
   const bytes = randomBytes(16 << 20)
   const chunks = [...unevenChunks(bytes)]
