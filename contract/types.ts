@@ -183,7 +183,7 @@ export interface Sandbox {
   setpriv?: string
   /** The environment of every tool run (Config.toolEnv): the search path and the loader's settings, not the server's secrets. */
   env: Readonly<Record<string, string>>
-  /** When native/ffmpeg-zygote.so is built and enabled, the tools are forked from a zygote (workers/zygote.ts). */
+  /** When native/ffmpeg-zygote.so is built and enabled, the tools are forked from a zygote (workers/tools/zygote.ts). */
   zygote?: { library: string }
   addressSpaceBytes: number
   cpuSeconds: number

@@ -1,4 +1,4 @@
-// ffmpeg/ffprobe forked from a zygote (native/ffmpeg-zygote.c, workers/zygote.ts) must give what the tool
+// ffmpeg/ffprobe forked from a zygote (native/ffmpeg-zygote.c, workers/tools/zygote.ts) must give what the tool
 // run afresh gives, under the same limits, and nothing may outlive the thread, the zygote or the job.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
