@@ -75,7 +75,9 @@ export async function makeOutput (output: Output & { name: string }, source: Spo
     }
     case 'hashes': {
       const algorithms = output.algorithms ?? ['sha256']
-      const perceptual = output.perceptual === false ? null : await run({ kind: 'perceptual', source: forTask(source), video: { best: true } })
+      // As POST /api/hash: the most representative frame near `at` unless frame=exact.
+      const video = { ...videoOptions(output), best: output.frame !== 'exact' }
+      const perceptual = output.perceptual === false ? null : await run({ kind: 'perceptual', source: forTask(source), video })
       return [json(`${name}.json`, {
         size: source.size,
         type: { kind, format: source.media!.format, mime: source.media!.mime },
