@@ -39,12 +39,17 @@ export async function prepareVideoSet (outputs: Array<Output & { name: string }>
   }))
 }
 
-/** A RunStep that answers an output's task from the set, or runs it. */
-export function fromSet (prepared: Map<string, Prepared>, name: string, run: RunStep): RunStep {
-  const made = prepared.get(name)
-  if (made === undefined) return run
-  return async () => {
-    if (!made.ok) throw made.error
-    return made.value as never
+/**
+ * Each output's RunStep: the set is made when the first output that runs a step is due (outputs before it, that
+ * need none, are written first), and answers its members' tasks; others run as they would.
+ */
+export function videoSetSteps (outputs: Array<Output & { name: string }>, source: SpooledSource, run: RunStep, signal: AbortSignal, timeoutMs: number): (name: string) => RunStep {
+  let made: Promise<Map<string, Prepared>> | undefined
+  return name => async task => {
+    made ??= prepareVideoSet(outputs, source, run, signal, timeoutMs)
+    const prepared = (await made).get(name)
+    if (prepared === undefined) return run(task)
+    if (!prepared.ok) throw prepared.error
+    return prepared.value as never
   }
 }
