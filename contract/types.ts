@@ -144,7 +144,27 @@ export interface PreviewTask {
   quality: number
 }
 
-export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask | StoryboardTask | PreviewTask
+/** The tasks of one video a video-set runs together. */
+export type VideoSetMember = ThumbnailTask | PerceptualTask | InfoTask | StoryboardTask | PreviewTask
+
+/**
+ * Several outputs of one video (a job's poster, storyboard, preview, hashes, info) in one task: one probe, and one
+ * decode pass for the frames they would each seek to (workers/video-set.ts). Each member's source is this source.
+ */
+export interface VideoSetTask {
+  kind: 'video-set'
+  source: JobSource
+  tasks: VideoSetMember[]
+}
+
+export interface VideoSetResult {
+  /** Each member's result or failure, in order: one output's failure is not the others'. */
+  results: Array<{ ok: true, value: JobResults[VideoSetMember['kind']] } | { ok: false, error: JobFailure }>
+  /** Frames the members took from the shared pass, instead of a seek of their own each. */
+  sharedFrames: number
+}
+
+export type JobTask = ThumbnailTask | ResizeTask | PerceptualTask | InfoTask | StoryboardTask | PreviewTask | VideoSetTask
 
 /** Settings every job needs; small, so they travel with each task and inline and pool modes stay alike. */
 export interface JobSettings {
@@ -278,6 +298,7 @@ export interface JobResults {
   info: MediaInfo
   storyboard: StoryboardResult
   preview: ImageResult
+  'video-set': VideoSetResult
 }
 
 export type JobOutcome<T = JobResults[keyof JobResults]> =
@@ -288,4 +309,13 @@ export interface JobContext {
   settings: JobSettings
   signal: AbortSignal
   deadline: number
+  /** Within a video-set (workers/video-set.ts): what its members take instead of running a tool of their own. */
+  shared?: SharedVideo
+}
+
+/** A video-set's one probe and the frames of its pass, keyed by what makes a frame's pixels (workers/video.ts frameKey). */
+export interface SharedVideo {
+  /** probeWithLimits' answer, with details (workers/video.ts). */
+  probe: unknown
+  frames: ReadonlyMap<string, { data: Uint8Array, width: number, height: number, channels: 3 | 4 }>
 }

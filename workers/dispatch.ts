@@ -10,10 +10,11 @@ import { preview } from './preview.ts'
 import { resize } from './resize.ts'
 import { storyboard } from './storyboard.ts'
 import { thumbnail } from './thumbnail.ts'
+import { videoSet } from './video-set.ts'
 import type { Envelope, ImageResult, JobContext, JobOutcome, JobResults, JobTask } from '../contract/types.ts'
 
 type Job<K extends JobTask['kind']> = (task: Extract<JobTask, { kind: K }>, ctx: JobContext) => Promise<JobResults[K]>
-const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual, info, storyboard, preview }
+const jobs: { [K in JobTask['kind']]: Job<K> } = { thumbnail, resize, perceptual, info, storyboard, preview, 'video-set': videoSet }
 
 export async function dispatch ({ task, settings, control, deadline }: Envelope): Promise<JobOutcome> {
   const started = performance.now()

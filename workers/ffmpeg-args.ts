@@ -15,7 +15,7 @@ const quiet = ['-hide_banner', '-loglevel', 'error'] as const
  */
 const RANGE_READER_OPTIONS = ['-reconnect', '1', '-reconnect_delay_max', '0']
 
-function guardedInput (input: VideoInput, demuxer: Demuxer): string[] {
+export function guardedInput (input: VideoInput, demuxer: Demuxer): string[] {
   // MP4/MOV may reference media in other files (dref atoms): never follow them (ffmpeg's defaults, made explicit).
   const demuxerOptions = demuxer === 'mov' ? ['-enable_drefs', '0', '-use_absolute_path', '0'] : []
   const protocolOptions = input.protocols === 'file' ? [] : RANGE_READER_OPTIONS

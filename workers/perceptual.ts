@@ -11,7 +11,7 @@ import { videoInput } from './video-input.ts'
 import type { JobContext, PerceptualResult, PerceptualTask } from '../contract/types.ts'
 
 /** Big enough for both fingerprints, small enough that shrink-on-load makes the decode cheap. */
-const WORKING_SIDE = 256
+export const WORKING_SIDE = 256
 /** ThumbHash takes at most 100x100. */
 const THUMBHASH_SIDE = 100
 

@@ -14,7 +14,7 @@ import { displayed } from './info.ts'
 import { boundFor, grabFrame, probeWithLimits, seekPoint, type GrabOptions } from './video.ts'
 import { videoInput } from './video-input.ts'
 
-const KEYFRAME_INTERVAL = 2
+export const KEYFRAME_INTERVAL = 2
 /**
  * A repeated frame is taken again at its time, decoding at most this many frames past its keyframe (reference
  * frames only, FrameRequest.upTo): x264's and x265's default GOP is 250 frames, so video made with the

@@ -14,7 +14,7 @@ import { passFrames, takesPass } from './storyboard-pass.ts'
 import { boundFor, grabFrame, PRESCALE_FACTOR, probeWithLimits } from './video.ts'
 import { videoInput } from './video-input.ts'
 
-const KEYFRAME_INTERVAL = 2
+export const KEYFRAME_INTERVAL = 2
 
 export async function storyboard (task: StoryboardTask, ctx: JobContext): Promise<StoryboardResult> {
   const { ref, media } = task.source

@@ -2,7 +2,7 @@
 // stderr, with the decoder and demuxer enforcing the pixel and stream limits themselves. ffprobe runs only
 // when the position is a percentage, which needs the duration before seeking.
 import { frameArgs, probeArgs } from './ffmpeg-args.ts'
-import { BEST_OF_SIDE, MAX_SAR, frameFilters, type Bound } from './frame-filters.ts'
+import { BEST_OF_SIDE, MAX_SAR, frameFilters, type Bound, type Box } from './frame-filters.ts'
 import { JobError } from '../contract/job-error.ts'
 import { parsePam, type RawFrame } from './pam.ts'
 import { parseInputReport, REPORT_LINES, shownAt } from './input-report.ts'
@@ -35,7 +35,7 @@ export function bestOfFrames (coverBox: { width?: number, height?: number } | un
 /** Demuxers that seek by bisecting timestamps, with no index of keyframes: a seek can land past the last one. */
 const UNINDEXED = new Set<Demuxer>(['mpegts', 'mpeg'])
 /** Default frame position: one second in, where fades from black are usually over. */
-const DEFAULT_AT: FramePosition = { seconds: 1 }
+export const DEFAULT_AT: FramePosition = { seconds: 1 }
 
 export interface VideoInfo {
   duration: number | undefined
@@ -91,6 +91,8 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
   const coverBox = output === undefined
     ? undefined
     : { width: output.width === undefined ? undefined : output.width * PRESCALE_FACTOR, height: output.height === undefined ? undefined : output.height * PRESCALE_FACTOR }
+  const shared = sharedFrame(ctx, options, coverBox, bound)
+  if (shared !== undefined) return shared
   const grab = (seekSeconds: number, report: boolean, colour: ColourPath, signal = ctx.signal, onKeptLine?: (line: string) => void) => runTool(ctx.settings.ffmpegPath, frameArgs({
     input,
     demuxer: media.demuxer,
@@ -162,6 +164,22 @@ export async function grabFrame (input: VideoInput, media: VideoMedia, options: 
   return frame(succeeded(await grab(lastResort, false, colour), ctx), lastResort)
 }
 
+/**
+ * What makes a grab's pixels, past the decoder: the exact seek's time (as frameArgs writes it), the frames best-of
+ * compares, the cover box and the bound. A video-set's pass (workers/video-set.ts) keys its frames so.
+ */
+export function frameKey (seconds: number, bestOf: number, coverBox: Box | undefined, bound: Bound | undefined): string {
+  return JSON.stringify([seconds.toFixed(3), bestOf, coverBox?.width ?? null, coverBox?.height ?? null, bound ?? null])
+}
+
+/** The frame a video-set's pass decoded for this grab, if it did (exact seeks only: a keyframe seek takes another frame). */
+function sharedFrame (ctx: JobContext, options: GrabOptions, coverBox: Box | undefined, bound: Bound | undefined): GrabbedFrame | undefined {
+  if (ctx.shared === undefined || options.seek === 'keyframe' || options.exactWithin !== undefined) return undefined
+  const at = options.at ?? DEFAULT_AT
+  const seconds = 'seconds' in at ? at.seconds : seekPoint(at, (ctx.shared.probe as { info: VideoInfo }).info.duration)
+  return ctx.shared.frames.get(frameKey(seconds, options.best ? bestOfFrames(coverBox) : 0, coverBox, bound))
+}
+
 /** The frame as asked: the byte cap let no larger one be held whole, and this refuses one of another shape. */
 function within (frame: RawFrame, bound: Bound | undefined): RawFrame {
   if (bound !== undefined && (frame.width > bound.width || frame.height > bound.height)) {
@@ -212,6 +230,8 @@ export async function probeVideo (input: VideoInput, media: VideoMedia, ctx: Job
 
 /** One ffprobe run, in the sandbox, and the limits checked on what it found; `details` for /api/info. */
 export async function probeWithLimits (input: VideoInput, media: ProbedMedia, ctx: JobContext, details = false): Promise<{ probe: ProbeJson, info: VideoInfo }> {
+  // A video-set probed its one source once, with details, its limits checked: its members take that.
+  if (ctx.shared !== undefined) return ctx.shared.probe as { probe: ProbeJson, info: VideoInfo }
   const { stdout } = await runTool(ctx.settings.ffprobePath, probeArgs(input, media.demuxer, details), { signal: ctx.signal, maxStdoutBytes: PROBE_OUTPUT_BYTES, children: ctx.settings.children, sandbox: ctx.settings.sandbox, ...toolAccess(input) })
   let probe: ProbeJson
   try {

@@ -4,8 +4,8 @@
 // src/stores/) plug in through the same interface once they land.
 import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { errors } from '../errors.ts'
 import type { ObjectLocation, ObjectStat, ObjectStore, StoreAnswer, Written } from '../stores/store.ts'
@@ -18,6 +18,16 @@ async function bytesOf (body: Buffer | Readable): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const chunk of body) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks)
+}
+
+/**
+ * The temp files of earlier writes of this file that never got renamed: their writer was killed (SIGKILL, a lost
+ * replica). The file is whole now; the parts would stay beside it for good.
+ */
+async function removeLeftParts (file: string) {
+  const base = `${basename(file)}.`
+  const names = await readdir(dirname(file)).catch(() => [] as string[])
+  await Promise.all(names.filter(n => n.startsWith(base) && /^[0-9a-f-]{36}\.partial$/.test(n.slice(base.length))).map(n => rm(join(dirname(file), n), { force: true })))
 }
 
 export function createDirectoryStore (root: string): ObjectStore {
@@ -47,6 +57,7 @@ export function createDirectoryStore (root: string): ObjectStore {
         await rm(temp, { force: true })
         throw err
       }
+      await removeLeftParts(file)
       return { size: bytes.byteLength, etag: etagOf(bytes) }
     },
     async remove (location) {

@@ -12,9 +12,10 @@ import type { Capacity } from './capacity.ts'
 import { openDestination, type Destination } from './destination.ts'
 import type { Engine } from './engine.ts'
 import { isPermanent, jobError, type JobError } from './failures.ts'
-import { makeOutput, wantedDigests } from './outputs.ts'
+import { makeOutput, wantedDigests, type RunStep } from './outputs.ts'
 import { forgetProgress, readProgress, recordOutput, type OutputRecord, type WrittenFile } from './progress.ts'
 import type { MediaJobData } from './spec.ts'
+import { videoSetSteps } from './video-set.ts'
 
 export const MANIFEST = 'manifest.json'
 /** Where an upload waits for its job, under the destination; removed when the job ends. */
@@ -57,11 +58,14 @@ export async function runMediaJob ({ app, config, engine, capacity }: MediaJobCo
   try {
     const records = await readProgress(engine, id)
     const written = new Set(records.map(r => r.name))
+    const run: RunStep = task => capacity.run(task, signal)
+    // A video's outputs that decode frames share one probe and one decode pass, in one step.
+    const stepOf = videoSetSteps(data.outputs.filter(o => !written.has(o.name)), source, run, signal, config.jobTimeoutMs)
     for (const output of data.outputs) {
       if (written.has(output.name)) continue
       let record: OutputRecord
       try {
-        const files = await makeOutput(output, source, task => capacity.run(task, signal), () => app.mediaTools.assertVideo())
+        const files = await makeOutput(output, source, stepOf(output.name), () => app.mediaTools.assertVideo())
         const stored: WrittenFile[] = []
         for (const { file, bytes, contentType } of files) {
           const { size, etag } = await destination.store.write(destination.at(file), bytes, { contentType, metadata: { 'thumbd-job': id }, signal })

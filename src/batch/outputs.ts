@@ -7,7 +7,7 @@ import { errors } from '../errors.ts'
 import { jobSource } from '../plugins/sources.ts'
 import type { DigestAlgorithm, SpooledSource } from '../sources/spool.ts'
 import { DEFAULT_QUALITY } from '../../contract/limits.ts'
-import type { JobSource, JobTask, JobResults, OutputFormat } from '../../contract/types.ts'
+import type { ImageResult, JobSource, JobTask, JobResults, MediaInfo, OutputFormat, StoryboardResult } from '../../contract/types.ts'
 import type { Output } from './spec.ts'
 
 export interface OutputFile {
@@ -28,65 +28,84 @@ const image = (name: string, data: Uint8Array, format: OutputFormat): OutputFile
  * The source as one task takes it. A task may move a source in memory to its thread (src/jobs/hand-off.ts), and
  * a job's next output needs it still: each task gets its own copy (images only: videos are files).
  */
-function forTask (source: SpooledSource): JobSource {
+export function forTask (source: SpooledSource): JobSource {
   const job = jobSource(source)
   if (job.ref.location !== 'memory' || job.ref.bytes.buffer instanceof SharedArrayBuffer) return job
   return { ...job, ref: { location: 'memory', bytes: new Uint8Array(job.ref.bytes) } }
 }
 
 export async function makeOutput (output: Output & { name: string }, source: SpooledSource, run: RunStep, hasVideo: () => void): Promise<OutputFile[]> {
-  const { name } = output
+  const task = outputTask(output, source, hasVideo)
+  return outputFiles(output, source, task === undefined ? undefined : await run(task))
+}
+
+/** The task an output needs (none for hashes without perceptual), with the routes' defaults; refusals as theirs. */
+export function outputTask (output: Output & { name: string }, source: SpooledSource, hasVideo: () => void): JobTask | undefined {
   const kind = source.media?.kind
   if (kind === undefined) throw new errors.UnsupportedMedia('not an image or video format thumbd reads')
   if (kind !== 'image') hasVideo()
   switch (output.kind) {
     case 'still': {
       const { options } = imageOptions(output, undefined, { width: 320, format: 'jpeg' })
-      const value = await run({ kind: 'thumbnail', source: forTask(source), image: options, video: videoOptions(output) })
-      return [image(name, value.data, value.format)]
+      return { kind: 'thumbnail', source: forTask(source), image: options, video: videoOptions(output) }
     }
     case 'variant': {
       if (kind !== 'image') throw new errors.UnsupportedMedia('variants are made of images (use stills for videos)')
       const { options } = imageOptions(output, undefined, { format: sameFormat(source.media) })
-      const value = await run({ kind: 'resize', source: forTask(source), image: options })
-      return [image(name, value.data, value.format)]
+      return { kind: 'resize', source: forTask(source), image: options }
     }
     case 'storyboard': {
       if (kind !== 'video') throw new errors.UnsupportedMedia('storyboards are made of videos')
       if (output.interval !== undefined && output.count !== undefined) throw new errors.BadOptions('give interval or count, not both')
-      const format = output.format ?? 'jpeg'
-      const { sprite, ...board } = await run({
+      return {
         kind: 'storyboard',
         source: forTask(source),
         ...(output.interval === undefined ? { count: output.count ?? 60 } : { interval: output.interval }),
         columns: output.columns ?? 10,
         tileWidth: output.width ?? 160,
-        format,
+        format: output.format ?? 'jpeg',
         quality: output.quality ?? DEFAULT_QUALITY
-      })
-      const spriteFile = image(name, sprite, format)
-      // The cues point at the sprite beside the VTT, by its file name: the pair can be served from anywhere.
-      return [spriteFile, { file: `${name}.vtt`, bytes: Buffer.from(webVtt(board, spriteFile.file)), contentType: 'text/vtt' }]
+      }
     }
     case 'preview': {
       if (kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
-      const value = await run(previewTask(forTask(source), output))
-      return [image(name, value.data, value.format)]
+      return previewTask(forTask(source), output)
+    }
+    case 'hashes':
+      // As POST /api/hash: the most representative frame near `at` unless frame=exact.
+      return output.perceptual === false ? undefined : { kind: 'perceptual', source: forTask(source), video: { ...videoOptions(output), best: output.frame !== 'exact' } }
+    case 'info':
+      return { kind: 'info', source: forTask(source) }
+  }
+}
+
+/** The files of an output, from its task's result. */
+export function outputFiles (output: Output & { name: string }, source: SpooledSource, value: JobResults[JobTask['kind']] | undefined): OutputFile[] {
+  const { name } = output
+  switch (output.kind) {
+    case 'still':
+    case 'variant':
+    case 'preview': {
+      const { data, format } = value as ImageResult
+      return [image(name, data, format)]
+    }
+    case 'storyboard': {
+      const { sprite, ...board } = value as StoryboardResult
+      const spriteFile = image(name, sprite, board.format)
+      // The cues point at the sprite beside the VTT, by its file name: the pair can be served from anywhere.
+      return [spriteFile, { file: `${name}.vtt`, bytes: Buffer.from(webVtt(board, spriteFile.file)), contentType: 'text/vtt' }]
     }
     case 'hashes': {
       const algorithms = output.algorithms ?? ['sha256']
-      const perceptual = output.perceptual === false ? null : await run({ kind: 'perceptual', source: forTask(source), video: { best: true } })
       return [json(`${name}.json`, {
         size: source.size,
-        type: { kind, format: source.media!.format, mime: source.media!.mime },
+        type: { kind: source.media!.kind, format: source.media!.format, mime: source.media!.mime },
         digests: Object.fromEntries(algorithms.map(a => [a, source.digests[a]])),
-        perceptual
+        perceptual: value ?? null
       })]
     }
-    case 'info': {
-      const value = await run({ kind: 'info', source: forTask(source) })
-      return [json(`${name}.json`, { ...value, mime: source.media!.mime, size: source.size })]
-    }
+    case 'info':
+      return [json(`${name}.json`, { ...value as MediaInfo, mime: source.media!.mime, size: source.size })]
   }
 }
 

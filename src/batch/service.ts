@@ -8,6 +8,7 @@ import { checkSourceUrl, type SourcePolicy } from '../sources/url-policy.ts'
 import type { SpooledSource } from '../sources/spool.ts'
 import { isStoreUrl, parseStoreUrl } from '../stores/location.ts'
 import type { Stores } from '../stores/registry.ts'
+import { announce } from './announce.ts'
 import { openDestination } from './destination.ts'
 import { MEDIA_QUEUE, type Engine } from './engine.ts'
 import type { JobError } from './failures.ts'
@@ -117,7 +118,9 @@ export function createJobService (config: Config, policy: SourcePolicy, stores: 
     if (job.state !== 'completed' && job.state !== 'failed' && job.state !== 'cancelled') {
       const e = await engine()
       await e.boss.cancel(MEDIA_QUEUE, id)
-      // A running attempt stops at its next lease renewal (its signal aborts); what it wrote stays.
+      // A running attempt stops at its next lease renewal (its signal aborts); what it wrote stays, and the
+      // webhook says so (the attempt, aborted, announces nothing).
+      await announce(e.boss, id, job.data.webhook, { state: 'cancelled', outputs: await readProgress(e, id) })
       await cleanUp(config, stores, e, id, job.data)
     }
     return status(owner, id)

@@ -4,66 +4,49 @@ import { hash } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { errors } from '../errors.ts'
 import { DIGEST_ALGORITHMS } from '../sources/spool.ts'
-import { MAX_OUTPUT_SIDE, MAX_PREVIEW_FRAMES, MAX_PREVIEW_SIDE, MAX_STORYBOARD_TILES } from '../../contract/limits.ts'
+import { HashQuery, OUTPUT_FORMATS, videoOptions } from '../routes/options.ts'
+import { PreviewOptions } from '../routes/preview.ts'
+import { ResizeOptions } from '../routes/resize.ts'
+import { checkSpriteWidth, StoryboardOptions } from '../routes/storyboard.ts'
+import { ThumbnailOptions } from '../routes/thumbnail.ts'
 
 const Name = Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'the output\'s file name without extension (default: its kind, numbered when repeated)' }))
-const Side = (max: number, what: string) => Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `${what} in px` }))
-const Quality = Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
-const At = Type.Optional(Type.String({ pattern: '^\\d{1,6}(\\.\\d{1,3})?%?$', description: 'seconds (12.5) or percent (10%)' }))
+/** A file has no Accept header to negotiate from: the routes' formats without `auto`. */
+const FileFormat = { format: Type.Optional(Type.Enum(OUTPUT_FORMATS, { description: 'output format' })) }
 
+// Each output takes its route's own options (src/routes/*.ts), so a limit or an enum changed there is changed here.
 const Still = Type.Object({
   kind: Type.Literal('still'),
   name: Name,
-  at: At,
-  frame: Type.Optional(Type.Enum(['exact', 'best'], { description: 'best: the most representative frame near `at`' })),
-  seek: Type.Optional(Type.Enum(['exact', 'keyframe'])),
-  width: Side(MAX_OUTPUT_SIDE, 'width (default 320 when no height)'),
-  height: Side(MAX_OUTPUT_SIDE, 'height'),
-  fit: Type.Optional(Type.Enum(['cover', 'contain', 'fill', 'inside', 'outside'])),
-  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif'])),
-  quality: Quality
+  ...Type.Omit(ThumbnailOptions, ['format']).properties,
+  ...FileFormat
 }, { additionalProperties: false, description: 'a thumbnail of an image, or of a video frame (as POST /api/thumbnail)' })
 
 const Variant = Type.Object({
   kind: Type.Literal('variant'),
   name: Name,
-  width: Side(MAX_OUTPUT_SIDE, 'width'),
-  height: Side(MAX_OUTPUT_SIDE, 'height'),
-  fit: Type.Optional(Type.Enum(['cover', 'contain', 'fill', 'inside', 'outside'])),
-  position: Type.Optional(Type.Enum(['centre', 'north', 'northeast', 'east', 'southeast', 'south', 'southwest', 'west', 'northwest', 'attention', 'entropy'])),
-  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'gif'])),
-  quality: Quality,
-  withoutEnlargement: Type.Optional(Type.Boolean())
+  ...Type.Omit(ResizeOptions, ['format']).properties,
+  format: Type.Optional(Type.Enum(OUTPUT_FORMATS, { description: 'output format (default: the source\'s where it can be written, else jpeg)' }))
 }, { additionalProperties: false, description: 'a resized image (as POST /api/resize); images only' })
 
 const Storyboard = Type.Object({
   kind: Type.Literal('storyboard'),
   name: Name,
-  count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_STORYBOARD_TILES })),
-  interval: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3600 })),
-  columns: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
-  width: Type.Optional(Type.Integer({ minimum: 16, maximum: 640 })),
-  format: Type.Optional(Type.Enum(['jpeg', 'webp'])),
-  quality: Quality
+  // The cues point at the sprite beside the VTT by its file name: no `sprite` URL to give.
+  ...Type.Omit(StoryboardOptions, ['sprite']).properties
 }, { additionalProperties: false, description: 'a sprite sheet and its WebVTT (as POST /api/storyboard); the cues point at the sprite\'s file name' })
 
 const Preview = Type.Object({
   kind: Type.Literal('preview'),
   name: Name,
-  frames: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PREVIEW_FRAMES })),
-  width: Side(MAX_PREVIEW_SIDE, 'frame width'),
-  height: Side(MAX_PREVIEW_SIDE, 'frame height'),
-  fit: Type.Optional(Type.Enum(['inside', 'cover', 'contain'])),
-  at: At,
-  duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 604800 })),
-  delay: Type.Optional(Type.Integer({ minimum: 20, maximum: 10000 })),
-  format: Type.Optional(Type.Enum(['webp', 'gif'])),
-  quality: Quality
+  ...PreviewOptions.properties
 }, { additionalProperties: false, description: 'a looping animated preview (as POST /api/preview)' })
 
 const Hashes = Type.Object({
   kind: Type.Literal('hashes'),
   name: Name,
+  // The route's comma-separated list is an array here; its frame options (at, frame, seek) as they are.
+  ...Type.Omit(Type.Object(HashQuery), ['algorithms']).properties,
   algorithms: Type.Optional(Type.Array(Type.Enum([...DIGEST_ALGORITHMS]), { minItems: 1, uniqueItems: true, description: 'default sha256' })),
   perceptual: Type.Optional(Type.Boolean({ description: 'the perceptual hash and ThumbHash too (default true)' }))
 }, { additionalProperties: false, description: 'a JSON of digests and perceptual hash (as POST /api/hash)' })
@@ -104,8 +87,21 @@ export interface MediaJobData {
   webhook?: string
 }
 
+/**
+ * What the routes refuse beyond their schemas, before anything is read (a percentage over 100, a storyboard's
+ * interval and count together, a sprite too wide), refused at submission with the same code.
+ */
+export function checkOutput (output: Output): void {
+  if (output.kind === 'still' || output.kind === 'preview' || output.kind === 'hashes') videoOptions(output)
+  if (output.kind === 'storyboard') {
+    if (output.interval !== undefined && output.count !== undefined) throw new errors.BadOptions('give interval or count, not both')
+    checkSpriteWidth(output)
+  }
+}
+
 /** Every output gets a name: its own, else its kind (numbered from the second of a kind); two alike are refused. */
 export function namedOutputs (outputs: Output[]): Array<Output & { name: string }> {
+  outputs.forEach(checkOutput)
   const seen = new Set<string>()
   const perKind = new Map<string, number>()
   return outputs.map(output => {

@@ -5,8 +5,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { JobResult as EngineResult, JobWithMetadata } from 'pg-boss'
 import type { Config } from '../config.ts'
 import { MEDIA_QUEUE, WEBHOOK_QUEUE } from './engine.ts'
+import { announce } from './announce.ts'
 import { jobError } from './failures.ts'
-import { derivedId } from './ids.ts'
 import { cleanUp, runMediaJob, type JobResult, type MediaJobContext } from './media-job.ts'
 import type { MediaJobData } from './spec.ts'
 import type { WebhookTask } from './webhook.ts'
@@ -20,13 +20,6 @@ export interface WorkerHooks {
 export async function startWorkers (context: MediaJobContext, config: Config, log: FastifyBaseLogger, hooks: WorkerHooks) {
   const { boss } = context.engine
 
-  /** The job's end, as its webhook says it (queued once per job and state, whatever the retries). */
-  async function announce (id: string, data: MediaJobData, result: JobResult) {
-    if (data.webhook === undefined) return
-    const body = JSON.stringify({ type: `job.${result.state}`, id, ...result })
-    await boss.send(WEBHOOK_QUEUE, { url: data.webhook, body } satisfies WebhookTask, { id: derivedId('webhook', id, result.state) })
-  }
-
   async function handle (job: JobWithMetadata<MediaJobData>): Promise<EngineResult> {
     let result: JobResult
     try {
@@ -37,7 +30,7 @@ export async function startWorkers (context: MediaJobContext, config: Config, lo
       log.warn({ err, job: job.id }, 'an asynchronous job failed its last attempt')
       result = { state: 'failed', outputs: [], error: jobError(err) }
     }
-    await announce(job.id, job.data, result)
+    await announce(boss, job.id, job.data.webhook, result)
     await cleanUp(config, context.app.stores, context.engine, job.id, job.data)
     hooks.ended(result.state)
     // A failure that retries cannot mend ends the job at once, past any attempts left.

@@ -45,7 +45,7 @@ declare module 'fastify' {
 }
 
 /** Estimates before any job of a kind has run (measured on 2 cores: images ~50-150 ms, video frames ~300 ms). */
-const INITIAL_ESTIMATE_MS: Record<JobKind, number> = { thumbnail: 300, resize: 150, perceptual: 300, info: 50, storyboard: 3000, preview: 1000 }
+const INITIAL_ESTIMATE_MS: Record<JobKind, number> = { thumbnail: 300, resize: 150, perceptual: 300, info: 50, storyboard: 3000, preview: 1000, 'video-set': 3000 }
 /** Weight of the newest sample in the moving average. */
 const ALPHA = 0.2
 const MAX_RETRY_AFTER_SECONDS = 60

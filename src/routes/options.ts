@@ -7,11 +7,14 @@ import { DEFAULT_QUALITY, MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
 import type { Media } from '../../contract/sniff.ts'
 import type { FramePosition, ImageOptions, OutputFormat, Position, VideoOptions } from '../../contract/types.ts'
 
+/** The formats an image output can be written in (the routes add `auto`, negotiated from Accept). */
+export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif'] as const
+
 export const ImageQuery = {
   width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output width in px' })),
   height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_SIDE, description: 'output height in px' })),
   fit: Type.Optional(Type.Enum(['cover', 'contain', 'fill', 'inside', 'outside'], { description: 'how the image fits width x height (default cover)' })),
-  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'gif', 'auto'], { description: 'output format; auto picks avif/webp/jpeg from Accept' })),
+  format: Type.Optional(Type.Enum([...OUTPUT_FORMATS, 'auto'], { description: 'output format; auto picks avif/webp/jpeg from Accept' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'encoder quality (default 80; GIF has none)' })),
   animated: Type.Optional(Type.Boolean({ description: 'an animated GIF/WebP source stays animated when the output format can hold it (webp, gif); false: its still first frame (default true)' }))
 }

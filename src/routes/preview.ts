@@ -10,7 +10,8 @@ import { videoOptions } from './options.ts'
 import { DEFAULT_QUALITY, MAX_PREVIEW_FRAMES, MAX_PREVIEW_PIXELS, MAX_PREVIEW_SIDE } from '../../contract/limits.ts'
 import type { JobSource, PreviewTask } from '../../contract/types.ts'
 
-const Options = Type.Object({
+/** The route's options: a job's preview output takes them as they are (src/batch/spec.ts). */
+export const PreviewOptions = Type.Object({
   frames: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PREVIEW_FRAMES, description: `frames of the animation (default 8; at most ${MAX_PREVIEW_FRAMES}, and MAX_ANIMATION_FRAMES)` })),
   width: Type.Optional(Type.Integer({ minimum: 16, maximum: MAX_PREVIEW_SIDE, description: 'frame width in px (default 320 when no height is given)' })),
   height: Type.Optional(Type.Integer({ minimum: 16, maximum: MAX_PREVIEW_SIDE, description: 'frame height in px' })),
@@ -23,10 +24,10 @@ const Options = Type.Object({
 }, { additionalProperties: false })
 
 /** The options a preview takes, from the route or from a job's output. */
-export type PreviewOptions = Static<typeof Options>
+export type PreviewValues = Static<typeof PreviewOptions>
 
 /** The preview task of these options, with the route's defaults: POST /api/preview and a job's preview output alike. */
-export function previewTask (source: JobSource, options: PreviewOptions): PreviewTask {
+export function previewTask (source: JobSource, options: PreviewValues): PreviewTask {
   return {
     kind: 'preview',
     source,
@@ -48,8 +49,8 @@ const DOC = {
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/preview', jobRoute('preview', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true })
+  app.post('/preview', jobRoute('preview', { ...DOC, options: PreviewOptions, ok: IMAGE_REPLY }), async (request, reply) => {
+    const { source, options } = await app.sources.take(request, reply, PreviewOptions, { remoteVideos: true })
     const job = jobSource(source)
     if (job.media.kind !== 'video') throw new errors.UnsupportedMedia('previews are made of videos')
     app.mediaTools.assertVideo()

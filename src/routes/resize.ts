@@ -6,7 +6,8 @@ import { answerWithImage, hashInJob } from './image-reply.ts'
 import { ResizeQuery, imageOptions, sameFormat } from './options.ts'
 import { IMAGE_REPLY, jobRoute } from './schemas.ts'
 
-const Options = Type.Object(ResizeQuery, { additionalProperties: false })
+/** The route's options: a job's variant output derives from them (src/batch/spec.ts). */
+export const ResizeOptions = Type.Object(ResizeQuery, { additionalProperties: false })
 
 const DOC = {
   summary: 'Resize or convert an image',
@@ -14,8 +15,8 @@ const DOC = {
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/resize', jobRoute('resize', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options, { hashInJob: hashInJob(request) })
+  app.post('/resize', jobRoute('resize', { ...DOC, options: ResizeOptions, ok: IMAGE_REPLY }), async (request, reply) => {
+    const { source, options } = await app.sources.take(request, reply, ResizeOptions, { hashInJob: hashInJob(request) })
     const job = jobSource(source)
     if (job.media.kind !== 'image') throw new errors.UnsupportedMedia('resize takes images; use /api/thumbnail for videos')
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, { format: sameFormat(job.media) })

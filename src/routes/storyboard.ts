@@ -10,7 +10,8 @@ import { jobRoute } from './schemas.ts'
 import { DEFAULT_QUALITY, MAX_STORYBOARD_TILES as MAX_TILES, maxSpriteSide } from '../../contract/limits.ts'
 import type { StoryboardResult } from '../../contract/types.ts'
 
-const Options = Type.Object({
+/** The route's options: a job's storyboard output derives from them (src/batch/spec.ts). */
+export const StoryboardOptions = Type.Object({
   interval: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3600, description: 'seconds between tiles (or give count)' })),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TILES, description: `tiles over the whole video, at most ${MAX_TILES} (default 60 when no interval)` })),
   columns: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'tiles per row (default 10)' })),
@@ -46,16 +47,16 @@ export function webVtt (board: Pick<StoryboardResult, 'tiles' | 'tileWidth' | 't
   return `WEBVTT\n\n${cues.join('\n\n')}\n`
 }
 
-/** The sprite's width follows from the options alone (its height needs the video): checked before the upload is read. */
-function checkSpriteWidth ({ columns = 10, width = 160, count, format = 'jpeg' }: Static<typeof Options>): void {
+/** The sprite's width follows from the options alone (its height needs the video): checked before the upload is read, or a job queued. */
+export function checkSpriteWidth ({ columns = 10, width = 160, count, format = 'jpeg' }: Static<typeof StoryboardOptions>): void {
   const [wide, side] = [Math.min(columns, count ?? columns) * width, maxSpriteSide(format)]
   if (wide > side) throw new errors.BadOptions(`columns x width makes a sprite ${wide} px wide; at most ${side}`)
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/storyboard', jobRoute('storyboard', { ...DOC, options: Options, ok: StoryboardReply }), async (request, reply) => {
+  app.post('/storyboard', jobRoute('storyboard', { ...DOC, options: StoryboardOptions, ok: StoryboardReply }), async (request, reply) => {
     checkSpriteWidth(request.query)
-    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true })
+    const { source, options } = await app.sources.take(request, reply, StoryboardOptions, { remoteVideos: true })
     if (options.interval !== undefined && options.count !== undefined) throw new errors.BadOptions('give interval or count, not both')
     checkSpriteWidth(options)
     const job = jobSource(source)

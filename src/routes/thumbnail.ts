@@ -7,7 +7,8 @@ import { answerWithImage, hashInJob } from './image-reply.ts'
 
 /** Default thumbnail: 320 px wide JPEG, height from the aspect ratio. */
 const DEFAULTS = { width: 320, format: 'jpeg' } as const
-const Options = Type.Object({ ...ImageQuery, ...VideoQuery }, { additionalProperties: false })
+/** The route's options: POST /api/thumbnail validates them, a job's still output derives from them (src/batch/spec.ts). */
+export const ThumbnailOptions = Type.Object({ ...ImageQuery, ...VideoQuery }, { additionalProperties: false })
 
 const DOC = {
   summary: 'Thumbnail of an image or of a video frame',
@@ -15,8 +16,8 @@ const DOC = {
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/thumbnail', jobRoute('thumbnail', { ...DOC, options: Options, ok: IMAGE_REPLY }), async (request, reply) => {
-    const { source, options } = await app.sources.take(request, reply, Options, { remoteVideos: true, hashInJob: hashInJob(request) })
+  app.post('/thumbnail', jobRoute('thumbnail', { ...DOC, options: ThumbnailOptions, ok: IMAGE_REPLY }), async (request, reply) => {
+    const { source, options } = await app.sources.take(request, reply, ThumbnailOptions, { remoteVideos: true, hashInJob: hashInJob(request) })
     const { options: image, negotiated } = imageOptions(options, request.headers.accept, DEFAULTS)
     const video = videoOptions(options)
     const job = jobSource(source)

@@ -151,8 +151,8 @@ describe('asynchronous jobs, embedded queue', () => {
     assert.equal(JSON.parse(hooksFor(failed.id)[0]!.body).type, 'job.failed')
   })
 
-  test('DELETE cancels a running job: it stays cancelled, writes nothing, and frees its slot for the next job', async () => {
-    const res = await submit(app, { source: { url: `${env.origin}/slow` }, destination: `file://${env.root}/cancel`, outputs: [{ kind: 'info' }] })
+  test('DELETE cancels a running job: it stays cancelled, writes nothing, frees its slot for the next job, and its webhook says so, signed', async () => {
+    const res = await submit(app, { source: { url: `${env.origin}/slow` }, destination: `file://${env.root}/cancel`, outputs: [{ kind: 'info' }], webhook: { url: env.receiver.url } })
     const { id } = res.json()
     await eventually(async () => (await app.inject({ method: 'GET', url: `/api/jobs/${id}`, headers: AUTH })).json().state === 'running', 15_000, 'the job running')
     const cancelled = await app.inject({ method: 'DELETE', url: `/api/jobs/${id}`, headers: AUTH })
@@ -163,6 +163,13 @@ describe('asynchronous jobs, embedded queue', () => {
     assert.equal((await settled(app, next.json().id, 30_000)).state, 'done')
     assert.equal((await app.inject({ method: 'GET', url: `/api/jobs/${id}`, headers: AUTH })).json().state, 'cancelled')
     assert.ok(!existsSync(join(env.root, 'cancel', 'manifest.json')))
+    await eventually(() => hooksFor(id).length > 0, 15_000, 'the cancel webhook')
+    const [hook] = hooksFor(id)
+    assert.deepEqual(JSON.parse(hook!.body), { type: 'job.cancelled', id, state: 'cancelled', outputs: [] })
+    assert.ok(verify(String(hook!.headers['thumbd-signature']), hook!.body, WEBHOOK_KEY))
+    // The aborted attempt announces nothing of its own: one webhook, the cancel's.
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    assert.equal(hooksFor(id).length, 1)
   })
 
   test('an upload (multipart: the job field, then the file) waits in the destination until its job ends, then goes', async () => {
