@@ -6,6 +6,7 @@
 // other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
+//   image-decode --still png|webp|gif --max-pixels N [--fit MODE WIDTH HEIGHT] FILE   (native/still-decode.c)
 //
 // N: 1, 2, 4 or 8 (the shrink-on-load the pool thread chose); W H: the size the header pass read, which
 // libturbojpeg's own header must give; channels: 1 grey, 3 RGB. Output: "TJD1", then width, height and
@@ -23,6 +24,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "still-decode.h"
 
 void *tjInitDecompress(void);
 int tjDecompressHeader3(void *handle, const unsigned char *jpeg, unsigned long size, int *width, int *height, int *subsamp, int *colorspace);
@@ -56,7 +59,37 @@ static unsigned char *map_file (const char *path, size_t *size) {
   return bytes == MAP_FAILED ? NULL : bytes;
 }
 
+static enum still_fit_mode fit_named (const char *name) {
+  static const char *const names[] = { "cover", "contain", "fill", "inside", "outside" };
+  for (int i = 0; i < 5; i++) if (strcmp(name, names[i]) == 0) return (enum still_fit_mode)(i + 1);
+  return FIT_NONE;
+}
+
+/* --still FORMAT --max-pixels N [--fit MODE WIDTH HEIGHT] FILE; 69 where built without the still decoders
+ * (their -dev packages missing: scripts/build-zygote.sh), which is how the server tells (workers/tools/detect.ts). */
+static int still (int argc, char **argv) {
+#ifdef THUMBD_NO_STILLS
+  (void)argc, (void)argv, (void)fit_named;
+  return 69;
+#else
+  struct still_fit fit = { FIT_NONE, 0, 0 };
+  if (argc == 10 && strcmp(argv[5], "--fit") == 0) {
+    fit = (struct still_fit){ fit_named(argv[6]), atol(argv[7]), atol(argv[8]) };
+    if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
+  } else if (argc != 6) {
+    return EXIT_USAGE;
+  }
+  long long max_pixels = atoll(argv[4]);
+  if (strcmp(argv[3], "--max-pixels") != 0 || max_pixels <= 0) return EXIT_USAGE;
+  size_t size;
+  unsigned char *bytes = map_file(argv[argc - 1], &size);
+  if (bytes == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
+  return still_decode(argv[2], bytes, size, (uint64_t)max_pixels, &fit);
+#endif
+}
+
 int main (int argc, char **argv) {
+  if (argc >= 3 && strcmp(argv[1], "--still") == 0) return still(argc, argv);
   if (argc != 9 || strcmp(argv[1], "--scale") != 0 || strcmp(argv[3], "--size") != 0 || strcmp(argv[6], "--channels") != 0) {
     fprintf(stderr, "usage: image-decode --scale N --size W H --channels 1|3 FILE\n");
     return EXIT_USAGE;
