@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32, deflateSync } from 'node:zlib'
-import { ANIMATED_FORMATS } from './animation.ts'
+import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
 import { JobError } from '../contract/job-error.ts'
 import type { ImageOptions, JobContext, JobSource } from '../contract/types.ts'
 import { runTool } from './tools/index.ts'
@@ -60,6 +60,8 @@ export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, r
     // A signal (a crash) or anything else: this request's 422, never a second decode by sharp.
     if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
     const { pixels, frames, icc } = parse(run.stdout, maxPixels)
+    // An absurd animation is refused as sharp's header pass refuses it (workers/image.ts inspect), first frame or not.
+    checkAnimationInput({ frames, width: pixels.width, height: pixels.height, orientation: 1 }, ctx.settings)
     // An animation the output keeps whole: sharp decodes every frame (workers/animation.ts), as before.
     if (frames > 1 && keepsAnimation(resize)) return undefined
     decodes++
