@@ -6,7 +6,8 @@
 // other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
-//   image-decode --still png|webp|gif --max-pixels N [--fit MODE WIDTH HEIGHT] FILE   (native/still-decode.c)
+//   image-decode --still png|webp|gif --max-pixels N --max-frames N --frame-budget N [--fit MODE WIDTH HEIGHT] FILE
+//     (native/still-decode.c)
 //
 // N: 1, 2, 4 or 8 (the shrink-on-load the pool thread chose); W H: the size the header pass read, which
 // libturbojpeg's own header must give; channels: 1 grey, 3 RGB. Output: "TJD1", then width, height and
@@ -65,26 +66,33 @@ static enum still_fit_mode fit_named (const char *name) {
   return FIT_NONE;
 }
 
-/* --still FORMAT --max-pixels N [--fit MODE WIDTH HEIGHT] FILE; 69 where built without the still decoders
- * (their -dev packages missing: scripts/build-zygote.sh), which is how the server tells (workers/tools/detect.ts). */
+/* --still FORMAT --max-pixels N --max-frames N --frame-budget N [--fit MODE WIDTH HEIGHT] FILE; 69 where built
+ * without the still decoders (their -dev packages missing: scripts/build-zygote.sh), which is how the server
+ * tells (workers/tools/detect.ts). */
 static int still (int argc, char **argv) {
 #ifdef THUMBD_NO_STILLS
   (void)argc, (void)argv, (void)fit_named;
   return 69;
 #else
   struct still_fit fit = { FIT_NONE, 0, 0 };
-  if (argc == 10 && strcmp(argv[5], "--fit") == 0) {
-    fit = (struct still_fit){ fit_named(argv[6]), atol(argv[7]), atol(argv[8]) };
-    if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
-  } else if (argc != 6) {
-    return EXIT_USAGE;
+  long long max_pixels = 0, max_frames = 0, frame_budget = 0;
+  int at = 3;
+  for (; at + 1 < argc - 1; at += 2) {
+    if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--max-frames") == 0) max_frames = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
+      fit = (struct still_fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
+      if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
+      at += 2;
+    } else return EXIT_USAGE;
   }
-  long long max_pixels = atoll(argv[4]);
-  if (strcmp(argv[3], "--max-pixels") != 0 || max_pixels <= 0) return EXIT_USAGE;
+  if (at != argc - 1 || max_pixels <= 0 || max_frames <= 0 || frame_budget <= 0) return EXIT_USAGE;
   size_t size;
   unsigned char *bytes = map_file(argv[argc - 1], &size);
   if (bytes == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
-  return still_decode(argv[2], bytes, size, (uint64_t)max_pixels, &fit);
+  struct still_limits limits = { (uint64_t)max_pixels, (uint64_t)max_frames, (uint64_t)frame_budget };
+  return still_decode(argv[2], bytes, size, &limits, &fit);
 #endif
 }
 

@@ -58,6 +58,14 @@ static void check_pixels (uint64_t width, uint64_t height, uint64_t max_pixels) 
   if (width * height > max_pixels) refuse(EXIT_TOO_LARGE, "over the pixel limit", NULL);
 }
 
+/* An animation over MAX_ANIMATION_FRAMES or the pixel budget of all its frames, refused before a frame is decoded,
+ * as workers/animation.ts checkAnimationInput refuses it from sharp's header pass (a first frame that does not
+ * decode must not turn that 413 into a 422). */
+static void check_animation (uint64_t frames, uint64_t width, uint64_t height, const struct still_limits *limits) {
+  if (frames > limits->max_frames) refuse(EXIT_TOO_LARGE, "an animation over the frame limit", NULL);
+  if (frames * width * height > limits->frame_budget) refuse(EXIT_TOO_LARGE, "an animation over the pixel budget of all its frames", NULL);
+}
+
 /* The orientation (tag 0x0112 of IFD0) of a TIFF-structured EXIF block, 1 where there is none or it does not read. */
 static int exif_orientation (const uint8_t *exif, size_t length) {
   if (length >= 6 && memcmp(exif, "Exif\0\0", 6) == 0) exif += 6, length -= 6;
@@ -122,7 +130,7 @@ static void png_read_memory (png_structp png, png_bytep out, size_t length) {
   source->at += length;
 }
 
-static void decode_png (const uint8_t *data, size_t size, uint64_t max_pixels, struct picture *p) {
+static void decode_png (const uint8_t *data, size_t size, const struct still_limits *limits, struct picture *p) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, png_refuse_error, png_refuse_warning);
   png_infop info = png == NULL ? NULL : png_create_info_struct(png);
   if (info == NULL) refuse(EXIT_MEMORY, "out of memory", NULL);
@@ -135,7 +143,7 @@ static void decode_png (const uint8_t *data, size_t size, uint64_t max_pixels, s
   png_uint_32 width, height;
   int depth, colour, interlace;
   png_get_IHDR(png, info, &width, &height, &depth, &colour, &interlace, NULL, NULL);
-  check_pixels(width, height, max_pixels);
+  check_pixels(width, height, limits->max_pixels);
   png_set_expand(png);  /* palette to RGB, grey below 8 bits to 8, tRNS to alpha */
   if (depth == 16) png_set_swap(png);  /* little-endian samples, as sharp's Uint16Array raw input reads them */
   png_set_interlace_handling(png);
@@ -182,7 +190,7 @@ static double sharp_shrink (const struct still_fit *fit, double width, double he
   return h < v ? h : v;
 }
 
-static void decode_webp (const uint8_t *data, size_t size, uint64_t max_pixels, const struct still_fit *fit, struct picture *p) {
+static void decode_webp (const uint8_t *data, size_t size, const struct still_limits *limits, const struct still_fit *fit, struct picture *p) {
   WebPDecoderConfig config;
   if (!WebPInitDecoderConfig(&config)) refuse(EXIT_USAGE, "libwebp version", NULL);
   if (WebPGetFeatures(data, size, &config.input) != VP8_STATUS_OK) refuse(EXIT_REFUSED, "webp", "header");
@@ -190,8 +198,9 @@ static void decode_webp (const uint8_t *data, size_t size, uint64_t max_pixels, 
   WebPDemuxer *demux = WebPDemux(&whole);
   if (demux == NULL) refuse(EXIT_REFUSED, "webp", "container");
   uint32_t width = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH), height = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
-  check_pixels(width, height, max_pixels);
+  check_pixels(width, height, limits->max_pixels);
   p->frames = WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT);
+  check_animation(p->frames, width, height, limits);
   WebPChunkIterator chunk;
   if (WebPDemuxGetChunk(demux, "ICCP", 1, &chunk)) p->icc = chunk.chunk.bytes, p->icc_length = chunk.chunk.size;
   if (WebPDemuxGetChunk(demux, "EXIF", 1, &chunk)) p->orientation = exif_orientation(chunk.chunk.bytes, chunk.chunk.size);
@@ -238,15 +247,46 @@ static void gif_check (int ok, GifFileType *gif) {
   refuse(EXIT_REFUSED, "gif", why == NULL ? "error" : why);
 }
 
+/* The frames of the file, counted as libnsgif's scan counts them for sharp's header pass: their LZW data skipped
+ * block by block, never decoded; the count so far where the file goes wrong (the decode then says what). */
+static uint32_t count_gif_frames (const uint8_t *data, size_t size) {
+  struct memory_source source = { data, size, 0 };
+  int error;
+  GifFileType *gif = DGifOpen(&source, gif_read_memory, &error);
+  if (gif == NULL) return 0;
+  uint32_t frames = 0;
+  GifRecordType record;
+  int code;
+  GifByteType *block;
+  while (DGifGetRecordType(gif, &record) != GIF_ERROR && record != TERMINATE_RECORD_TYPE) {
+    if (record == EXTENSION_RECORD_TYPE) {
+      if (DGifGetExtension(gif, &code, &block) == GIF_ERROR) break;
+    } else if (record == IMAGE_DESC_RECORD_TYPE) {
+      if (DGifGetImageDesc(gif) == GIF_ERROR) break;
+      frames++;
+      if (DGifGetCode(gif, &code, &block) == GIF_ERROR) break;
+    } else {
+      break;
+    }
+    int ok = GIF_OK;
+    while (block != NULL && (ok = record == EXTENSION_RECORD_TYPE ? DGifGetExtensionNext(gif, &block) : DGifGetCodeNext(gif, &block)) != GIF_ERROR);
+    if (ok == GIF_ERROR) break;
+  }
+  DGifCloseFile(gif, &error);
+  return frames;
+}
+
 /* The first frame, drawn onto a transparent canvas of the logical screen (its disposal does not matter to a
- * still); the frames of the file counted without decoding them (their LZW data skipped block by block). */
-static void decode_gif (const uint8_t *data, size_t size, uint64_t max_pixels, struct picture *p) {
+ * still); the frames counted first (count_gif_frames), the animation's limits checked before any is decoded. */
+static void decode_gif (const uint8_t *data, size_t size, const struct still_limits *limits, struct picture *p) {
   struct memory_source source = { data, size, 0 };
   int error;
   GifFileType *gif = DGifOpen(&source, gif_read_memory, &error);
   if (gif == NULL) refuse(EXIT_REFUSED, "gif", GifErrorString(error));
   uint32_t width = (uint32_t)gif->SWidth, height = (uint32_t)gif->SHeight;
-  check_pixels(width, height, max_pixels);
+  check_pixels(width, height, limits->max_pixels);
+  uint32_t frames = count_gif_frames(data, size);
+  check_animation(frames, width, height, limits);
   p->width = width, p->height = height, p->channels = 4, p->bits = 8, p->frames = 0;
   p->pixels = allocate((size_t)width * height * 4);
   int transparent = -1;
@@ -272,7 +312,7 @@ static void decode_gif (const uint8_t *data, size_t size, uint64_t max_pixels, s
       GifImageDesc *d = &gif->Image;
       ColorMapObject *map = d->ColorMap != NULL ? d->ColorMap : gif->SColorMap;
       if (map == NULL || d->Width <= 0 || d->Height <= 0) refuse(EXIT_REFUSED, "gif", "no colour map or no frame");
-      if ((uint64_t)d->Width * (uint64_t)d->Height > max_pixels) refuse(EXIT_TOO_LARGE, "over the pixel limit", NULL);
+      if ((uint64_t)d->Width * (uint64_t)d->Height > limits->max_pixels) refuse(EXIT_TOO_LARGE, "over the pixel limit", NULL);
       GifPixelType *line = malloc((size_t)d->Width);
       if (line == NULL) refuse(EXIT_MEMORY, "out of memory", NULL);
       /* Rows come in the order stored: an interlaced frame's passes start at rows 0, 4, 2, 1, every 8, 8, 4, 2. */
@@ -310,11 +350,11 @@ static int write_all (const void *data, size_t length) {
   return 0;
 }
 
-int still_decode (const char *format, const uint8_t *data, size_t size, uint64_t max_pixels, const struct still_fit *fit) {
+int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, const struct still_fit *fit) {
   struct picture p = { .orientation = 1 };
-  if (strcmp(format, "png") == 0) decode_png(data, size, max_pixels, &p);
-  else if (strcmp(format, "webp") == 0) decode_webp(data, size, max_pixels, fit, &p);
-  else if (strcmp(format, "gif") == 0) decode_gif(data, size, max_pixels, &p);
+  if (strcmp(format, "png") == 0) decode_png(data, size, limits, &p);
+  else if (strcmp(format, "webp") == 0) decode_webp(data, size, limits, fit, &p);
+  else if (strcmp(format, "gif") == 0) decode_gif(data, size, limits, &p);
   else refuse(EXIT_USAGE, "unknown format", format);
   orient(&p);
   uint32_t header[7] = { 0, p.width, p.height, p.channels, p.bits, p.frames, (uint32_t)p.icc_length };

@@ -8,7 +8,11 @@ enum still_fit_mode { FIT_NONE, FIT_COVER, FIT_CONTAIN, FIT_FILL, FIT_INSIDE, FI
 /* The resize the pool thread will make: sharp's fit, a side of 0 not given. */
 struct still_fit { enum still_fit_mode mode; long width, height; };
 
+/* The pixel limit of one picture; of an animation, the most frames and the pixels of all its frames together
+ * (sharp's header pass refuses an animation over them before decoding a frame: so does this, from its own count). */
+struct still_limits { uint64_t max_pixels, max_frames, frame_budget; };
+
 /* Decodes FORMAT (png, webp, gif) from memory and writes the picture on stdout; the exit status. */
-int still_decode (const char *format, const uint8_t *data, size_t size, uint64_t max_pixels, const struct still_fit *fit);
+int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, const struct still_fit *fit);
 
 #endif

@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { crc32, deflateSync } from 'node:zlib'
 import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
 import { JobError } from '../contract/job-error.ts'
+import { ANIMATION_PIXELS_FACTOR } from '../contract/limits.ts'
 import type { ImageOptions, JobContext, JobSource } from '../contract/types.ts'
 import { runTool } from './tools/index.ts'
 
@@ -45,7 +46,10 @@ export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, r
   if (tool === undefined || !SANDBOXED_STILLS.has(media.format)) return undefined
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
     const maxPixels = ctx.settings.maxInputPixels
-    const run = await runTool(tool, ['--still', media.format, '--max-pixels', String(maxPixels), ...fitArgs(media.format, resize), path], {
+    // The animation's limits too: the decoder refuses an animation over them from its frame count before it decodes
+    // a frame, as sharp's header pass does (workers/image.ts inspect), so a broken first frame is no 422 there.
+    const limits = ['--max-pixels', String(maxPixels), '--max-frames', String(ctx.settings.maxAnimationFrames), '--frame-budget', String(ANIMATION_PIXELS_FACTOR * maxPixels)]
+    const run = await runTool(tool, ['--still', media.format, ...limits, ...fitArgs(media.format, resize), path], {
       signal: ctx.signal,
       // 16-bit RGBA at the pixel limit, and a profile (at most the file).
       maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),

@@ -40,7 +40,7 @@ async function noisy (format: string, side: number): Promise<Buffer> {
 
 async function probe (sandbox: Sandbox, dir: string, format: string): Promise<Record<string, string>> {
   const input = join(dir, `picture.${format}`)
-  const { stdout, stderr } = await runTool(IMAGE_DECODE_FILE, ['--still', format, '--max-pixels', '1000000', input], {
+  const { stdout, stderr } = await runTool(IMAGE_DECODE_FILE, ['--still', format, '--max-pixels', '1000000', '--max-frames', '1000', '--frame-budget', '4000000', input], {
     signal: AbortSignal.timeout(20_000), maxStdoutBytes: 1 << 22, children: new SharedArrayBuffer(4), sandbox, reads: [input, join(dir, 'probe.so')], anyExitCode: true
   })
   const results = Object.fromEntries(stderr.trim().split('\n').filter(line => / (ok|denied)$/.test(line)).map(line => line.split(' ')))
