@@ -4,7 +4,7 @@
 // /api/storyboard and /api/preview too. Reports the statuses, the slowest reply and the server's peak RSS;
 // fails on any 5xx but 503, a reply slower than the hang bound, a decoder or temp file left behind, or a
 // server that no longer answers /health.
-//   npm run fuzz -- [--count 3000] [--concurrency 4] [--seed 1]
+//   [IMAGE_DECODER=sandbox] npm run fuzz -- [--count 3000] [--concurrency 4] [--seed 1]
 import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -60,7 +60,9 @@ await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=64x64', '-frames:v', '1'], 'ti
 const tmp = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-tmp-'))
 const urls = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-urls-'))
 const statics = await startStaticServer(urls)
-const server = await startServer({ TMP_DIR: tmp, ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+// IMAGE_DECODER from this environment (`IMAGE_DECODER=sandbox npm run fuzz`): the stills' decoders in the sandbox.
+const decoder = process.env.IMAGE_DECODER === undefined ? {} : { IMAGE_DECODER: process.env.IMAGE_DECODER }
+const server = await startServer({ TMP_DIR: tmp, ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...decoder })
 const sampler = startSampler(server.pid)
 const random = prng(seed)
 const names = Object.keys(seeds)
