@@ -6,7 +6,7 @@
 // other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
-//   image-decode --still png|webp|gif --max-pixels N --max-frames N --frame-budget N [--fit MODE WIDTH HEIGHT] FILE
+//   image-decode --still png|webp|gif --max-pixels N --max-frames N --frame-budget N [--frames first|all] [--fit MODE W H] FILE
 //     (native/still-decode.c)
 //
 // N: 1, 2, 4 or 8 (the shrink-on-load the pool thread chose); W H: the size the header pass read, which
@@ -66,7 +66,7 @@ static enum still_fit_mode fit_named (const char *name) {
   return FIT_NONE;
 }
 
-/* --still FORMAT --max-pixels N --max-frames N --frame-budget N [--fit MODE WIDTH HEIGHT] FILE; 69 where built
+/* --still FORMAT --max-pixels N --max-frames N --frame-budget N [--frames first|all] [--fit MODE WIDTH HEIGHT] FILE; 69 where built
  * without the still decoders (their -dev packages missing: scripts/build-zygote.sh), which is how the server
  * tells (workers/tools/detect.ts). */
 static int still (int argc, char **argv) {
@@ -76,11 +76,14 @@ static int still (int argc, char **argv) {
 #else
   struct still_fit fit = { FIT_NONE, 0, 0 };
   long long max_pixels = 0, max_frames = 0, frame_budget = 0;
+  enum still_frames frames = FRAMES_FIRST;
   int at = 3;
   for (; at + 1 < argc - 1; at += 2) {
     if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
     else if (strcmp(argv[at], "--max-frames") == 0) max_frames = atoll(argv[at + 1]);
     else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "all") == 0) frames = FRAMES_ALL;
+    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "first") == 0) frames = FRAMES_FIRST;
     else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
       fit = (struct still_fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
       if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
@@ -92,7 +95,7 @@ static int still (int argc, char **argv) {
   unsigned char *bytes = map_file(argv[argc - 1], &size);
   if (bytes == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
   struct still_limits limits = { (uint64_t)max_pixels, (uint64_t)max_frames, (uint64_t)frame_budget };
-  return still_decode(argv[2], bytes, size, &limits, &fit);
+  return still_decode(argv[2], bytes, size, &limits, frames, &fit);
 #endif
 }
 

@@ -278,7 +278,7 @@ static uint32_t count_gif_frames (const uint8_t *data, size_t size) {
 
 /* The first frame, drawn onto a transparent canvas of the logical screen (its disposal does not matter to a
  * still); the frames counted first (count_gif_frames), the animation's limits checked before any is decoded. */
-static void decode_gif (const uint8_t *data, size_t size, const struct still_limits *limits, struct picture *p) {
+static void decode_gif (const uint8_t *data, size_t size, const struct still_limits *limits, enum still_frames wanted, struct picture *p) {
   struct memory_source source = { data, size, 0 };
   int error;
   GifFileType *gif = DGifOpen(&source, gif_read_memory, &error);
@@ -287,7 +287,9 @@ static void decode_gif (const uint8_t *data, size_t size, const struct still_lim
   check_pixels(width, height, limits->max_pixels);
   uint32_t frames = count_gif_frames(data, size);
   check_animation(frames, width, height, limits);
-  p->width = width, p->height = height, p->channels = 4, p->bits = 8, p->frames = 0;
+  /* An animation the output keeps whole is sharp's to decode (every frame, workers/animation.ts), as before. */
+  if (frames > 1 && wanted == FRAMES_ALL) refuse(EXIT_ANIMATED, "gif", "animated");
+  p->width = width, p->height = height, p->channels = 4, p->bits = 8, p->frames = frames;
   p->pixels = allocate((size_t)width * height * 4);
   int transparent = -1;
   GifRecordType record;
@@ -297,18 +299,10 @@ static void decode_gif (const uint8_t *data, size_t size, const struct still_lim
       int code;
       GifByteType *block;
       gif_check(DGifGetExtension(gif, &code, &block), gif);
-      if (code == GRAPHICS_EXT_FUNC_CODE && block != NULL && block[0] >= 4 && p->frames == 0) transparent = (block[1] & 1) ? block[4] : -1;
+      if (code == GRAPHICS_EXT_FUNC_CODE && block != NULL && block[0] >= 4) transparent = (block[1] & 1) ? block[4] : -1;
       while (block != NULL) gif_check(DGifGetExtensionNext(gif, &block), gif);
     } else if (record == IMAGE_DESC_RECORD_TYPE) {
       gif_check(DGifGetImageDesc(gif), gif);
-      p->frames++;
-      if (p->frames > 1) {
-        int code_size;
-        GifByteType *block;
-        gif_check(DGifGetCode(gif, &code_size, &block), gif);
-        while (block != NULL) gif_check(DGifGetCodeNext(gif, &block), gif);
-        continue;
-      }
       GifImageDesc *d = &gif->Image;
       ColorMapObject *map = d->ColorMap != NULL ? d->ColorMap : gif->SColorMap;
       if (map == NULL || d->Width <= 0 || d->Height <= 0) refuse(EXIT_REFUSED, "gif", "no colour map or no frame");
@@ -333,9 +327,11 @@ static void decode_gif (const uint8_t *data, size_t size, const struct still_lim
         }
       }
       free(line);
+      /* The first frame only, as libvips' nsgif load with pages 1 (the rest was counted, never decoded). */
+      return;
     }
   } while (record != TERMINATE_RECORD_TYPE);
-  if (p->frames == 0) refuse(EXIT_REFUSED, "gif", "no frame");
+  refuse(EXIT_REFUSED, "gif", "no frame");
 }
 
 static int write_all (const void *data, size_t length) {
@@ -350,11 +346,11 @@ static int write_all (const void *data, size_t length) {
   return 0;
 }
 
-int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, const struct still_fit *fit) {
+int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, enum still_frames frames, const struct still_fit *fit) {
   struct picture p = { .orientation = 1 };
   if (strcmp(format, "png") == 0) decode_png(data, size, limits, &p);
   else if (strcmp(format, "webp") == 0) decode_webp(data, size, limits, fit, &p);
-  else if (strcmp(format, "gif") == 0) decode_gif(data, size, limits, &p);
+  else if (strcmp(format, "gif") == 0) decode_gif(data, size, limits, frames, &p);
   else refuse(EXIT_USAGE, "unknown format", format);
   orient(&p);
   uint32_t header[7] = { 0, p.width, p.height, p.channels, p.bits, p.frames, (uint32_t)p.icc_length };

@@ -11,8 +11,10 @@ struct still_fit { enum still_fit_mode mode; long width, height; };
 /* The pixel limit of one picture; of an animation, the most frames and the pixels of all its frames together
  * (sharp's header pass refuses an animation over them before decoding a frame: so does this, from its own count). */
 struct still_limits { uint64_t max_pixels, max_frames, frame_budget; };
+/* FRAMES_ALL: the output keeps an animation whole, which sharp decodes (exit 4 for an animation, before a frame). */
+enum still_frames { FRAMES_FIRST, FRAMES_ALL };
 
 /* Decodes FORMAT (png, webp, gif) from memory and writes the picture on stdout; the exit status. */
-int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, const struct still_fit *fit);
+int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, enum still_frames frames, const struct still_fit *fit);
 
 #endif

@@ -49,7 +49,9 @@ export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, r
     // The animation's limits too: the decoder refuses an animation over them from its frame count before it decodes
     // a frame, as sharp's header pass does (workers/image.ts inspect), so a broken first frame is no 422 there.
     const limits = ['--max-pixels', String(maxPixels), '--max-frames', String(ctx.settings.maxAnimationFrames), '--frame-budget', String(ANIMATION_PIXELS_FACTOR * maxPixels)]
-    const run = await runTool(tool, ['--still', media.format, ...limits, ...fitArgs(media.format, resize), path], {
+    // An animation the output keeps whole is left to sharp (exit 4) before the decoder decodes a frame of it.
+    const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
+    const run = await runTool(tool, ['--still', media.format, ...limits, ...kept, ...fitArgs(media.format, resize), path], {
       signal: ctx.signal,
       // 16-bit RGBA at the pixel limit, and a profile (at most the file).
       maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),
