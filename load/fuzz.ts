@@ -63,7 +63,7 @@ const tmp = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-tmp-'))
 const urls = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-urls-'))
 const statics = await startStaticServer(urls)
 // IMAGE_DECODER from this environment (`IMAGE_DECODER=sandbox npm run fuzz`): the stills' decoders in the sandbox.
-const decoder = process.env.IMAGE_DECODER === undefined ? {} : { IMAGE_DECODER: process.env.IMAGE_DECODER }
+const decoder: Record<string, string> = process.env.IMAGE_DECODER === undefined ? {} : { IMAGE_DECODER: process.env.IMAGE_DECODER }
 const server = await startServer({ TMP_DIR: tmp, ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...decoder })
 const sampler = startSampler(server.pid)
 const random = prng(seed)
