@@ -176,6 +176,11 @@ export interface JobSettings {
    * libturbojpeg decodes is decoded there, in the decoder sandbox, instead of in the pool thread.
    */
   imageDecode?: { path: string, tempDir: string }
+  /**
+   * IMAGE_DECODER=sandbox: still PNG, WebP and GIF decoded by native/image-decode (`imageDecode`, where it has
+   * their decoders) and AVIF by native/heif-decode (`avif`, where built), in the decoder sandbox; undefined: by sharp.
+   */
+  stills?: { imageDecode?: string, avif: boolean, tempDir: string }
   ffprobePath: string
   maxInputPixels: number
   /** JPEG_DECODER: turbojpeg decodes eligible JPEGs through libturbojpeg (workers/jpeg-decode.ts); sharp: all through sharp. */

@@ -4,7 +4,9 @@
 // /api/storyboard and /api/preview too. Reports the statuses, the slowest reply and the server's peak RSS;
 // fails on any 5xx but 503, a reply slower than the hang bound, a decoder or temp file left behind, or a
 // server that no longer answers /health.
-//   npm run fuzz -- [--count 3000] [--concurrency 4] [--seed 1]
+//   [IMAGE_DECODER=sandbox] npm run fuzz -- [--count 3000] [--concurrency 4] [--seed 1] [--cases FILE]
+// --cases: each case and its status, a line each in case order, to diff two runs of the same seed (say, IMAGE_DECODER
+// in-process and sandbox).
 import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -18,7 +20,7 @@ import { startServer } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 
 const run = promisify(execFile)
-const { values } = parseArgs({ options: { count: { type: 'string', default: '3000' }, concurrency: { type: 'string', default: '4' }, seed: { type: 'string', default: '1' } } })
+const { values } = parseArgs({ options: { count: { type: 'string', default: '3000' }, concurrency: { type: 'string', default: '4' }, seed: { type: 'string', default: '1' }, cases: { type: 'string' } } })
 const [count, concurrency, seed] = [Number(values.count), Number(values.concurrency), Number(values.seed)]
 const HANG_MS = 15_000
 
@@ -60,12 +62,15 @@ await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=64x64', '-frames:v', '1'], 'ti
 const tmp = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-tmp-'))
 const urls = await mkdtemp(join(tmpdir(), 'thumbd-fuzz-urls-'))
 const statics = await startStaticServer(urls)
-const server = await startServer({ TMP_DIR: tmp, ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/` })
+// IMAGE_DECODER from this environment (`IMAGE_DECODER=sandbox npm run fuzz`): the stills' decoders in the sandbox.
+const decoder: Record<string, string> = process.env.IMAGE_DECODER === undefined ? {} : { IMAGE_DECODER: process.env.IMAGE_DECODER }
+const server = await startServer({ TMP_DIR: tmp, ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, ...decoder })
 const sampler = startSampler(server.pid)
 const random = prng(seed)
 const names = Object.keys(seeds)
 const statuses: Record<string, number> = {}
 const failures: string[] = []
+const cases: string[] = []
 let slowest = { ms: 0, what: '' }
 let next = 0
 
@@ -93,6 +98,7 @@ async function one (i: number) {
   await ('arrayBuffer' in res ? res.arrayBuffer() : undefined)
   const status = String(res.status)
   statuses[status] = (statuses[status] ?? 0) + 1
+  cases[i] = `${what}: ${status}`
   if (ms > slowest.ms) slowest = { ms, what }
   if (!/^(2\d\d|4\d\d|503)$/.test(status)) failures.push(`${what}: ${status}`)
   if (byUrl) await rm(join(urls, `m${i}`), { force: true })
@@ -113,5 +119,6 @@ await server.stop()
 await statics.close()
 const report = { count, concurrency, seed, seeds: names, statuses, slowestMs: Math.round(slowest.ms), slowest: slowest.what, peakRssMB: Math.round(peakRssMB), healthyAfter: healthy, decodersLeft: decoders.length, tempFilesLeft: leftovers.length, failures }
 process.stdout.write(`\n${JSON.stringify(report, null, 2)}\n`)
+if (values.cases !== undefined) await writeFile(values.cases, cases.join('\n') + '\n')
 await Promise.all([work, tmp, urls].map(dir => rm(dir, { recursive: true, force: true })))
 process.exit(failures.length === 0 && healthy && decoders.length === 0 && leftovers.length === 0 ? 0 : 1)

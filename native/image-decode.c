@@ -6,6 +6,8 @@
 // other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
+//   image-decode --still png|webp|gif --max-pixels N --max-frames N --frame-budget N [--frames first|all] [--fit MODE W H] FILE
+//     (native/still-decode.c)
 //
 // N: 1, 2, 4 or 8 (the shrink-on-load the pool thread chose); W H: the size the header pass read, which
 // libturbojpeg's own header must give; channels: 1 grey, 3 RGB. Output: "TJD1", then width, height and
@@ -23,6 +25,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "still-decode.h"
 
 void *tjInitDecompress(void);
 int tjDecompressHeader3(void *handle, const unsigned char *jpeg, unsigned long size, int *width, int *height, int *subsamp, int *colorspace);
@@ -56,7 +60,47 @@ static unsigned char *map_file (const char *path, size_t *size) {
   return bytes == MAP_FAILED ? NULL : bytes;
 }
 
+static enum still_fit_mode fit_named (const char *name) {
+  static const char *const names[] = { "cover", "contain", "fill", "inside", "outside" };
+  for (int i = 0; i < 5; i++) if (strcmp(name, names[i]) == 0) return (enum still_fit_mode)(i + 1);
+  return FIT_NONE;
+}
+
+/* --still FORMAT --max-pixels N --max-frames N --frame-budget N [--frames first|all] [--fit MODE WIDTH HEIGHT] FILE; 69 where built
+ * without the still decoders (their -dev packages missing: scripts/build-zygote.sh), which is how the server
+ * tells (workers/tools/detect.ts). */
+static int still (int argc, char **argv) {
+#ifdef THUMBD_NO_STILLS
+  (void)argc, (void)argv, (void)fit_named;
+  return 69;
+#else
+  struct still_fit fit = { FIT_NONE, 0, 0 };
+  long long max_pixels = 0, max_frames = 0, frame_budget = 0;
+  enum still_frames frames = FRAMES_FIRST;
+  int at = 3;
+  for (; at + 1 < argc - 1; at += 2) {
+    if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--max-frames") == 0) max_frames = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "all") == 0) frames = FRAMES_ALL;
+    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "first") == 0) frames = FRAMES_FIRST;
+    else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
+      fit = (struct still_fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
+      if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
+      at += 2;
+    } else return EXIT_USAGE;
+  }
+  if (at != argc - 1 || max_pixels <= 0 || max_frames <= 0 || frame_budget <= 0) return EXIT_USAGE;
+  size_t size;
+  unsigned char *bytes = map_file(argv[argc - 1], &size);
+  if (bytes == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
+  struct still_limits limits = { (uint64_t)max_pixels, (uint64_t)max_frames, (uint64_t)frame_budget };
+  return still_decode(argv[2], bytes, size, &limits, frames, &fit);
+#endif
+}
+
 int main (int argc, char **argv) {
+  if (argc >= 3 && strcmp(argv[1], "--still") == 0) return still(argc, argv);
   if (argc != 9 || strcmp(argv[1], "--scale") != 0 || strcmp(argv[3], "--size") != 0 || strcmp(argv[6], "--channels") != 0) {
     fprintf(stderr, "usage: image-decode --scale N --size W H --channels 1|3 FILE\n");
     return EXIT_USAGE;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs, from Debian/Ubuntu's packages, what thumbd needs from the OS when it is missing: ffmpeg (with
 # ffprobe) for video, a C compiler and libheif, with which npm ci builds native/ (the ffmpeg zygote, the decoder
-# sandbox, the HEIF decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc, openssl, Chromium and PostgreSQL. thumbd never downloads ffmpeg itself.
+# sandbox, the HEIF decoder, the sandboxed still-image decoder), libturbojpeg and Little CMS for JPEG decodes, and for the tests heif-enc, openssl, Chromium and PostgreSQL. thumbd never downloads ffmpeg itself.
 set -eu
 packages=""
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then packages="ffmpeg"; fi
@@ -9,6 +9,9 @@ if ! command -v cc >/dev/null 2>&1 || [ ! -e /usr/include/stdio.h ]; then packag
 # HEIC/HEIF: libheif and libpng to build native/heif-decode; heif-enc makes the tests' HEIC photos.
 if ! pkg-config --exists libheif libpng 2>/dev/null; then packages="$packages libheif-dev libpng-dev pkg-config"; fi
 if ! command -v heif-enc >/dev/null 2>&1; then packages="$packages libheif-examples"; fi
+# IMAGE_DECODER=sandbox: libwebp and giflib (with libpng above) to build native/image-decode's PNG, WebP and GIF decoders.
+if ! pkg-config --exists libwebp libwebpdemux 2>/dev/null; then packages="$packages libwebp-dev pkg-config"; fi
+if [ ! -e /usr/include/gif_lib.h ]; then packages="$packages libgif-dev"; fi
 # libturbojpeg decodes reduced JPEGs for less CPU (JPEG_DECODER=turbojpeg; without it sharp decodes them).
 if ! ldconfig -p 2>/dev/null | grep -q 'libturbojpeg\.so\.0'; then packages="$packages libturbojpeg0"; fi
 # Little CMS converts those photos' RGB profiles to sRGB for GET URLs (without it sharp converts them).

@@ -66,6 +66,7 @@ export const CONFIG_SCHEMA = Type.Object({
   FFPROBE_PATH: Type.String({ minLength: 1, default: 'ffprobe', description: 'ffprobe binary' }),
   FFMPEG_ZYGOTE: Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto', description: 'auto: fork ffmpeg/ffprobe from a preloaded zygote when native/ffmpeg-zygote.so is built and loads; off: start each run afresh' }),
   JPEG_DECODER: Type.Union([Type.Literal('turbojpeg'), Type.Literal('sandbox'), Type.Literal('sharp')], { default: 'turbojpeg', description: 'turbojpeg: JPEGs reduced at least 2 times (8-bit YCbCr or grey, untagged or sRGB) are decoded by libturbojpeg in the pool thread, at their scale, and handed to sharp (sharp where the library does not load); sandbox (opt-in: ~1.1-1.17x the CPU per JPEG, JPEG only so far): those JPEGs decoded by native/image-decode in the decoder sandbox (turbojpeg where it is not built, said at start); sharp: every image through sharp' }),
+  IMAGE_DECODER: Type.Union([Type.Literal('in-process'), Type.Literal('sandbox')], { default: 'in-process', description: 'where still images are parsed and decoded: in-process, by sharp (and libturbojpeg, JPEG_DECODER) in the pool thread; sandbox (opt-in), by native/image-decode (JPEGs libturbojpeg takes, PNG, WebP, GIF\'s first frame) and native/heif-decode (AVIF) in the decoder sandbox, the pool thread resizing and encoding their pixels (animations, /api/info and the JPEGs libturbojpeg does not take stay with sharp in the pool thread; what is not built stays there too, said at start)' }),
   JPEG_SHRINK: Type.Union([Type.Literal('auto'), Type.Literal('quality'), Type.Literal('imgproxy')], { default: 'auto', description: 'the decode scale of a reduced JPEG: quality, sharp\'s (the thumbnails thumbd always made); imgproxy, imgproxy\'s (up to half the pixels decoded, a softer thumbnail: imgproxy\'s own pixels); auto, imgproxy\'s for GET URLs in its dialect and sharp\'s for the API (with JPEG_DECODER=turbojpeg or sandbox only)' }),
   TMP_DIR: Type.String({ default: '', description: 'where temp files go (empty: the OS temp dir); each process uses its own subfolder' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 25000, description: 'on SIGTERM, how long in-flight jobs may take before they are cancelled' }),
@@ -131,6 +132,8 @@ export interface Config {
   readonly ffmpegZygote: 'auto' | 'off'
   readonly jpegDecoder: 'turbojpeg' | 'sandbox' | 'sharp'
   readonly jpegShrink: 'auto' | 'quality' | 'imgproxy'
+  /** IMAGE_DECODER: sandbox decodes still images in the decoder sandbox (src/jobs/settings.ts says which). */
+  readonly imageDecoder: 'in-process' | 'sandbox'
   /**
    * What ffmpeg/ffprobe see of this process's environment, whichever helper starts them: the search path and
    * the dynamic loader's settings (a preloaded allocator, a custom ffmpeg's libraries), not the server's secrets.
@@ -218,6 +221,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     ffmpegZygote: parsed.FFMPEG_ZYGOTE,
     jpegDecoder: parsed.JPEG_DECODER,
     jpegShrink: parsed.JPEG_SHRINK,
+    imageDecoder: parsed.IMAGE_DECODER,
     toolEnv: Object.freeze(Object.fromEntries(TOOL_ENV.flatMap(name => env[name] === undefined ? [] : [[name, env[name]]]))),
     tmpDir: parsed.TMP_DIR || tmpdir(),
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,

@@ -12,10 +12,10 @@ import { encodeDecoded } from './jpeg-direct.ts'
 import { jpegFacts } from './jpeg-header.ts'
 import { checkScans } from './jpeg-scans.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
-import type { RawFrame } from './pam.ts'
+import { decodeStill, withInputFile, type RawPixels, type StillResize } from './still-sandboxed.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../contract/types.ts'
 
-export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawFrame }
+export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawPixels }
 
 // Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
 // sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
@@ -37,10 +37,17 @@ const decodeOptions = (ctx: JobContext, animated = false) => ({
  * What sharp reads for an image source: its bytes or file, or for HEIC the PNG heif-decode makes of it.
  * `resize`: the resize the input is for (a job's ImageOptions), so that a HEIC's embedded thumbnail can stand in
  * for the full photo when it is large enough (workers/heif.ts); without it, the full photo.
+ * IMAGE_DECODER=sandbox: a still PNG, WebP or GIF is decoded in the decoder sandbox (workers/still-sandboxed.ts),
+ * an AVIF by heif-decode as a HEIC is; sharp then reads trusted pixels.
  */
-export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize): Promise<ImageInput> {
+export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize): Promise<ImageInput> {
   const { ref, media } = source
   if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx, resize) }
+  if (media.format === 'avif' && ctx.settings.stills?.avif === true) {
+    return { bytes: await withInputFile(ref, ctx.settings.stills.tempDir, path => decodeHeif({ ...source, ref: { location: 'file', path } }, ctx, resize)) }
+  }
+  const still = await decodeStill(source, ctx, resize)
+  if (still !== undefined) return still
   const stored = storedImage(ref)
   return typeof stored === 'string' ? { path: stored } : { bytes: stored }
 }

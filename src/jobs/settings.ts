@@ -22,9 +22,11 @@ export function jobSettings (config: Config, mediaTools: MediaTools, children: S
   return {
     ffmpegPath: config.ffmpegPath,
     heifDecodePath: mediaTools.heifDecode,
-    // Opt-in (JPEG_DECODER=sandbox) while the sandboxed decode costs more CPU than its 1.10x target; where it is
-    // not built, the in-thread libturbojpeg of the default (media-tools.ts says so at start).
-    imageDecode: config.jpegDecoder === 'sandbox' ? mediaTools.imageDecode : undefined,
+    // Opt-in (JPEG_DECODER=sandbox, or IMAGE_DECODER=sandbox for every still) while the sandboxed decode costs
+    // more CPU than its 1.10x target; where it is not built, the in-thread libturbojpeg of the default
+    // (media-tools.ts says so at start).
+    imageDecode: config.jpegDecoder === 'sandbox' || config.imageDecoder === 'sandbox' ? mediaTools.imageDecode : undefined,
+    stills: stillsOf(config, mediaTools),
     ffprobePath: config.ffprobePath,
     maxInputPixels: config.maxInputPixels,
     // sandbox takes the same JPEGs as turbojpeg (the pool thread picks them and their scale), decoded elsewhere.
@@ -41,6 +43,12 @@ export function jobSettings (config: Config, mediaTools: MediaTools, children: S
       cpuSeconds: toolCpuSeconds(config.jobTimeoutMs, 1)
     }
   }
+}
+
+/** IMAGE_DECODER=sandbox: which still formats the decoder sandbox takes here (what is not built stays with sharp). */
+function stillsOf (config: Config, { imageDecode, imageDecodeStills, heifDecode }: MediaTools): JobSettings['stills'] {
+  if (config.imageDecoder !== 'sandbox' || imageDecode === undefined) return undefined
+  return { imageDecode: imageDecodeStills ? imageDecode.path : undefined, avif: heifDecode !== undefined, tempDir: imageDecode.tempDir }
 }
 
 /**

@@ -1,8 +1,8 @@
 // Finds out once, at start, whether ffmpeg and ffprobe work here. Without them images still work,
 // video jobs answer 503 VIDEO_UNAVAILABLE and /health says what is missing. What runs where: ffmpeg, ffprobe,
 // native/heif-decode (HEIC) and, with JPEG_DECODER=sandbox, native/image-decode (JPEGs libturbojpeg takes) in
-// the decoder sandbox; every other image decode (sharp's libvips loaders) and Little CMS in the pool threads
-// (docs/security.md).
+// the decoder sandbox; with IMAGE_DECODER=sandbox also still PNG, WebP, GIF (image-decode) and AVIF (heif-decode);
+// every other image decode (sharp's libvips loaders) and Little CMS in the pool threads (docs/security.md).
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
@@ -20,6 +20,8 @@ export interface MediaTools {
    * one in memory is written for it to the process's temp folder (the sandbox lets it read one file, its input).
    */
   imageDecode: { path: string, tempDir: string } | undefined
+  /** image-decode has its PNG, WebP and GIF decoders (their -dev packages were there at npm ci). */
+  imageDecodeStills: boolean
   /** What confines a decoder here, in one line; logged at start and shown by /metrics (thumbd_tools_info). */
   confinement: string
   /** A decoder can be confined to one TCP port here: remote videos may be read by ranges. */
@@ -42,12 +44,17 @@ declare module 'fastify' {
 }
 
 export default fp<{ config: Config }>(async (app, { config }) => {
-  const { ffmpeg, ffprobe, heifDecode, imageDecode, sandbox, confinement, confinementMissing, portConfinement } = await detectTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, zygote: config.ffmpegZygote, env: config.toolEnv })
+  const { ffmpeg, ffprobe, heifDecode, imageDecode, imageDecodeStills, sandbox, confinement, confinementMissing, portConfinement } = await detectTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, zygote: config.ffmpegZygote, env: config.toolEnv })
   // Said at start, never silent: a decoder here is less confined than docs/security.md describes.
   if (confinementMissing) app.log.warn({ confinement }, 'the decoder sandbox is incomplete on this host: %s', confinement)
   else app.log.info({ confinement }, 'decoder sandbox: %s', confinement)
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
-  if (config.jpegDecoder === 'sandbox' && imageDecode === undefined) app.log.warn('JPEG_DECODER=sandbox but native/image-decode is not built (libturbojpeg0 at npm ci): JPEGs are decoded by libturbojpeg in the pool thread, outside the decoder sandbox')
+  if ((config.jpegDecoder === 'sandbox' || config.imageDecoder === 'sandbox') && imageDecode === undefined) app.log.warn('JPEG_DECODER=sandbox (or IMAGE_DECODER=sandbox) but native/image-decode is not built (libturbojpeg0 at npm ci): JPEGs are decoded by libturbojpeg in the pool thread, outside the decoder sandbox')
+  // IMAGE_DECODER=sandbox with a decoder not built: those images are decoded by sharp in the pool thread, said here.
+  if (config.imageDecoder === 'sandbox') {
+    if (imageDecode === undefined || !imageDecodeStills) app.log.warn('IMAGE_DECODER=sandbox but native/image-decode is not built with its PNG, WebP and GIF decoders (libpng-dev, libwebp-dev, libgif-dev and pkg-config at npm ci): those images are decoded by sharp in the pool thread, outside the decoder sandbox')
+    if (heifDecode === undefined) app.log.warn('IMAGE_DECODER=sandbox but native/heif-decode is not built: AVIF photos are decoded by sharp in the pool thread, outside the decoder sandbox')
+  }
   if (heifDecode === undefined) app.log.warn('native/heif-decode is not built (libheif-dev, libpng-dev and pkg-config at npm ci): HEIC/HEIF photos get 415')
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')
@@ -62,6 +69,7 @@ export default fp<{ config: Config }>(async (app, { config }) => {
     sandbox,
     heifDecode,
     imageDecode: imageDecode === undefined || !app.hasDecorator('tempDir') ? undefined : { path: imageDecode, tempDir: app.tempDir.path },
+    imageDecodeStills,
     turbojpeg: turbojpegError === undefined,
     confinement,
     portConfinement,

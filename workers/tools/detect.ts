@@ -35,6 +35,8 @@ export interface DetectedTools {
   heifDecode: string | undefined
   /** native/image-decode (JPEG through libturbojpeg, in the sandbox), if built and it runs. */
   imageDecode: string | undefined
+  /** image-decode was built with its PNG, WebP and GIF decoders (it answers `--still png` with its usage, 64, not 69). */
+  imageDecodeStills: boolean
   /** Everything of the sandbox but the per-job limits. */
   sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
   /** What confines a decoder on this host, in one line (for the start-up log and /health). */
@@ -86,7 +88,7 @@ async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
 }
 
 export async function detectTools (settings: ToolSettings): Promise<DetectedTools> {
-  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }, heifDecode, imageDecode] = await Promise.all([
+  const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }, heifDecode, imageDecode, imageDecodeStills] = await Promise.all([
     version(settings.ffmpegPath),
     version(settings.ffprobePath),
     supports('prlimit', ['--help'], '--as'),
@@ -95,7 +97,8 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     sandboxExec(),
     // It answers its usage line with 64 when it runs at all (its libraries present).
     run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined),
-    run(IMAGE_DECODE_FILE, []).then(() => IMAGE_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? IMAGE_DECODE_FILE : undefined)
+    run(IMAGE_DECODE_FILE, []).then(() => IMAGE_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? IMAGE_DECODE_FILE : undefined),
+    run(IMAGE_DECODE_FILE, ['--still', 'png']).then(() => false, (err: { code?: unknown }) => err.code === 64)
   ])
   // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.
   const confinement = exec === undefined ? `limits only (${prlimit === undefined ? 'no prlimit' : 'prlimit'}, ${setpriv === undefined ? 'no setpriv' : 'setpriv'}): ${report}` : report
@@ -105,6 +108,7 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     ffprobe,
     heifDecode,
     imageDecode,
+    imageDecodeStills,
     sandbox: { exec, prlimit, setpriv, env: { ...settings.env, [TOOL_MARKER]: String(process.pid) }, zygote: forkedFrom },
     confinement,
     confinementMissing,

@@ -1,5 +1,6 @@
-// A stand-in for an exploit inside native/image-decode (test/workers/tools/image-decode.test.ts): preloaded, it
-// takes the place of libturbojpeg's tjInitDecompress, which image-decode calls after it has read its untrusted
+// A stand-in for an exploit inside native/image-decode (test/workers/tools/image-decode.test.ts, still-decode.test.ts):
+// preloaded, it takes the place of libturbojpeg's tjInitDecompress, libpng's png_create_read_struct, libwebp's
+// WebPInitDecoderConfigInternal and giflib's DGifOpen, which image-decode calls after it has read its untrusted
 // input, so it runs where an exploit of the decoder would, confined as the decoder is. It reports each
 // attempt on stderr as "<what> ok" or "<what> denied", then tries to exec (stdout "exec ok" if it could).
 #define _GNU_SOURCE
@@ -40,7 +41,7 @@ static int server_memory_has (const char *pid, const char *secret) {
   return found;
 }
 
-void *tjInitDecompress (void) {
+static void probe (void) {
   say("open-passwd", open("/etc/passwd", O_RDONLY) >= 0);
   int s = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(getenv("PROBE_PORT"))), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -52,3 +53,9 @@ void *tjInitDecompress (void) {
   say("exec", 0);
   exit(99);
 }
+
+/* The first call each decoder makes after image-decode has read its input (native/image-decode.c, still-decode.c). */
+void *tjInitDecompress (void) { probe(); return NULL; }
+void *png_create_read_struct (void) { probe(); return NULL; }
+int WebPInitDecoderConfigInternal (void) { probe(); return 0; }
+void *DGifOpen (void) { probe(); return NULL; }

@@ -1,0 +1,28 @@
+// The hostile corpus's image cases with IMAGE_DECODER=sandbox: each answers the status and code it gets with
+// the default in-process decode (hostile.test.ts holds those), now that native/image-decode and heif-decode parse
+// the bytes. Raw bodies only: a URL source reaches the same decoder through the same file.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { sniff } from '../../contract/sniff.ts'
+import { AUTH, build, leftoverTempFiles } from '../helper.ts'
+import { decoderChildren } from '../faults/helpers.ts'
+import { hostileCorpus, makeSentinel } from './corpus.ts'
+
+test('every image case of the hostile corpus answers as in-process with IMAGE_DECODER=sandbox', async (t) => {
+  const app = await build(t, { IMAGE_DECODER: 'sandbox' })
+  if (!app.mediaTools.imageDecodeStills) return t.skip('native/image-decode not built with its still decoders')
+  const corpus = (await hostileCorpus(await makeSentinel())).filter(c => sniff(c.bytes)?.kind === 'image')
+  assert.ok(corpus.length >= 15, `${corpus.length} image cases`)
+  // Every case that differs, named at once.
+  const differ: string[] = []
+  for (const c of corpus) {
+    const query = c.options === undefined ? '' : `?${new URLSearchParams(c.options)}`
+    const res = await app.inject({ method: 'POST', url: `/api/thumbnail${query}`, headers: { ...AUTH, 'content-type': c.contentType }, payload: c.bytes })
+    const got = res.statusCode === 200 ? 'ok' : `${res.statusCode} ${res.json().code}`
+    const expected = c.expect === 'ok' ? 'ok' : `${c.expect.status} ${c.expect.code}`
+    if (got !== expected) differ.push(`${c.name}: ${got}, in-process ${expected} (${res.statusCode === 200 ? '' : res.json().message})`)
+  }
+  assert.deepEqual(differ, [])
+  assert.deepEqual(leftoverTempFiles(app), [])
+  assert.deepEqual(decoderChildren(), [])
+})

@@ -1,0 +1,165 @@
+// native/image-decode's still decoders (IMAGE_DECODER=sandbox, workers/still-sandboxed.ts), as image-decode.test.ts
+// holds its JPEG decoder: code running inside it after it read a PNG, WebP or GIF (test/workers/tools/image-probe.c,
+// preloaded in place of each library's first call) cannot open /etc/passwd, connect to the server's port, exec, or
+// read the server's memory, forked from its zygote or started afresh, where with the sandbox off it can do each; a
+// decoder that crashes (a real SIGSEGV sent to it) gives its request a 422 while a neighbour gets its thumbnail;
+// a decode past JOB_TIMEOUT_MS is killed at the deadline; with IMAGE_DECODER=in-process no still is decoded in a
+// process of its own (so none of this holds there).
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import sharp from 'sharp'
+import type { Sandbox } from '../../../contract/types.ts'
+import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
+import { detectTools, runTool } from '../../../workers/tools/index.ts'
+import { AUTH, build } from '../../helper.ts'
+
+const stills = existsSync(IMAGE_DECODE_FILE) && execFileSyncStatus([IMAGE_DECODE_FILE, '--still', 'png']) === 64
+const FORMATS = ['png', 'webp', 'gif'] as const
+
+function execFileSyncStatus ([bin, ...args]: string[]): number {
+  try {
+    execFileSync(bin!, args, { stdio: 'ignore' })
+    return 0
+  } catch (err) {
+    return (err as { status: number }).status
+  }
+}
+
+/** A noisy picture (ffmpeg's testsrc2), in the format: slow enough to decode to be caught at it. WebP by sharp (ffmpeg's muxer cannot fix its RIFF size on a pipe). */
+async function noisy (format: string, side: number): Promise<Buffer> {
+  const codec = { png: ['-c:v', 'png', '-f', 'image2pipe'], webp: ['-c:v', 'png', '-f', 'image2pipe'], gif: ['-f', 'gif'] }[format]!
+  const made = execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=size=${side}x${side}:rate=1`, '-frames:v', '1', '-vf', 'noise=alls=40:allf=u', ...codec, 'pipe:1'], { maxBuffer: 1 << 30 })
+  return format === 'webp' ? await sharp(made).webp({ quality: 90, effort: 0 }).toBuffer() : made
+}
+
+async function probe (sandbox: Sandbox, dir: string, format: string): Promise<Record<string, string>> {
+  const input = join(dir, `picture.${format}`)
+  const { stdout, stderr } = await runTool(IMAGE_DECODE_FILE, ['--still', format, '--max-pixels', '1000000', '--max-frames', '1000', '--frame-budget', '4000000', input], {
+    signal: AbortSignal.timeout(20_000), maxStdoutBytes: 1 << 22, children: new SharedArrayBuffer(4), sandbox, reads: [input, join(dir, 'probe.so')], anyExitCode: true
+  })
+  const results = Object.fromEntries(stderr.trim().split('\n').filter(line => / (ok|denied)$/.test(line)).map(line => line.split(' ')))
+  return { ...results, exec: stdout.toString().includes('exec ok') ? 'ok' : 'denied' }
+}
+
+test('code inside image-decode, after it read a PNG, WebP or GIF, cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'thumbd-still-probe-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'probe.so'), new URL('image-probe.c', import.meta.url).pathname])
+  const picture = sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } })
+  writeFileSync(join(dir, 'picture.png'), await picture.clone().png().toBuffer())
+  writeFileSync(join(dir, 'picture.webp'), await picture.clone().webp().toBuffer())
+  writeFileSync(join(dir, 'picture.gif'), await picture.clone().gif().toBuffer())
+  const listener = createServer(socket => socket.destroy())
+  await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve))
+  t.after(() => listener.close())
+  const port = (listener.address() as { port: number }).port
+  // A key in this process's memory, as API_KEYS is in the server's.
+  const secret = `thumbd-key-${randomBytes(12).toString('hex')}`
+  const env = { PATH: process.env.PATH!, LD_PRELOAD: join(dir, 'probe.so'), PROBE_PORT: String(port), PROBE_SECRET: secret }
+  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env })
+  assert.equal(detected.confinementMissing, false, detected.confinement)
+  const limits = { addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+  const denied = { 'open-passwd': 'denied', 'connect-server-port': 'denied', 'read-server-memory': 'denied', exec: 'denied' }
+  const allowed = { 'open-passwd': 'ok', 'connect-server-port': 'ok', 'read-server-memory': 'ok', exec: 'ok' }
+  for (const format of FORMATS) {
+    assert.deepEqual(await probe({ ...detected.sandbox, ...limits }, dir, format), denied, `${format}: forked from its zygote`)
+    assert.deepEqual(await probe({ ...detected.sandbox, ...limits, zygote: undefined }, dir, format), denied, `${format}: started afresh`)
+    // The sandbox off (prlimit and setpriv only): every attempt succeeds, so each denial above is the sandbox's doing.
+    assert.deepEqual(await probe({ ...detected.sandbox, ...limits, zygote: undefined, exec: undefined }, dir, format), allowed, `${format}: sandbox off`)
+  }
+})
+
+/** The pids of image-decode processes forked for this process (not the zygotes, whose parent is the helper). */
+function decoders (): number[] {
+  const found: number[] = []
+  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (!stat.includes('(image-decode)')) continue
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      const grandparent = Number(readFileSync(`/proc/${parent}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      if (parent === process.pid || grandparent === process.pid) found.push(Number(pid))
+    } catch {}
+  }
+  return found
+}
+
+async function firstDecoder (until: number): Promise<number[]> {
+  let pids: number[] = []
+  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 1))
+  return pids
+}
+
+test('a still decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour gets its thumbnail; nothing restarts', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
+  const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).png().toBuffer()
+  const app = await build(t, { POOL_THREADS: '2', IMAGE_DECODER: 'sandbox' })
+  const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body })
+  assert.equal((await post(small)).statusCode, 200)
+  for (const format of FORMATS) {
+    const slow = await noisy(format, 4000)
+    const victim = post(slow)
+    const pids = await firstDecoder(Date.now() + 20_000)
+    assert.equal(pids.length, 1, `${format}: the slow picture's decoder is a process of its own`)
+    const neighbour = post(small)
+    process.kill(pids[0]!, 'SIGSEGV')
+    const crashed = await victim
+    assert.equal(crashed.statusCode, 422, `${format}: ${crashed.body}`)
+    assert.equal(crashed.json().code, 'THUMBD_MEDIA_UNREADABLE')
+    assert.equal((await neighbour).statusCode, 200, `${format}: the neighbour`)
+    assert.equal((await post(slow)).statusCode, 200, `${format}: the same picture decodes when left alone`)
+  }
+})
+
+test('a still decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process gone, the thread takes the next job at once', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
+  const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).png().toBuffer()
+  // A deadline the upload, the queue and the decoder's fork meet even on a loaded machine (at 150 ms they did not:
+  // the 504 came before any decoder started).
+  const app = await build(t, { POOL_THREADS: '1', JOB_TIMEOUT_MS: '1000', MAX_QUEUE_WAIT_MS: '60000', IMAGE_DECODER: 'sandbox' })
+  const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body })
+  for (let tries = 0; tries < 10 && (await post(small)).statusCode !== 200; tries++);
+  for (const format of FORMATS) {
+    // No picture within the pixel limit outlasts such a deadline (giflib decodes 50 MP of noise in ~0.3 s of CPU),
+    // so the decoder, once seen, is stopped, as one stuck in a loop would be: only the deadline's kill ends it
+    // (SIGTERM waits on a stopped process; the SIGKILL that follows does not).
+    const slow = await noisy(format, 4000)
+    const job = post(slow)
+    const pids = await firstDecoder(Date.now() + 20_000)
+    assert.equal(pids.length, 1, `${format}: the decode runs in a process of its own`)
+    process.kill(pids[0]!, 'SIGSTOP')
+    const timedOut = await job
+    assert.equal(timedOut.statusCode, 504, `${format}: ${timedOut.body}`)
+    const next = performance.now()
+    assert.equal((await post(small)).statusCode, 200)
+    const nextMs = performance.now() - next
+    t.diagnostic(`${format}: the next job answered in ${nextMs.toFixed(0)} ms`)
+    assert.ok(nextMs < 500, `${format}: the next job took ${nextMs} ms`)
+    assert.ok(!existsSync(`/proc/${pids[0]}`), `${format}: the decoder was killed`)
+  }
+})
+
+test('opt-in: with IMAGE_DECODER=in-process no still is decoded in a process of its own; with sandbox each is', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
+  const watched = async (env: Record<string, string>, body: Buffer) => {
+    const app = await build(t, { POOL_THREADS: '1', ...env })
+    let seen = 0
+    const job = { done: false }
+    const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body })
+      .finally(() => { job.done = true })
+    while (!job.done) {
+      seen = Math.max(seen, decoders().length)
+      await new Promise(resolve => setTimeout(resolve, 1))
+    }
+    assert.equal((await reply).statusCode, 200)
+    return seen
+  }
+  for (const format of FORMATS) {
+    const body = await noisy(format, 3000)
+    assert.equal(await watched({}, body), 0, `${format}, default: decoded in the pool thread, no image-decode process`)
+    assert.equal(await watched({ IMAGE_DECODER: 'sandbox' }, body), 1, `${format}, sandbox: one image-decode process (the watch sees it)`)
+  }
+})
