@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { applyRuntimeDefaults, CONFIG_SCHEMA, ConfigError, loadConfig } from '../src/config.ts'
+import { applyRuntimeDefaults, ConfigError, loadConfig } from '../src/config.ts'
+import { CONFIG_SCHEMA } from '../src/config-schema.ts'
 
 test('defaults: port 3000, pool mode, a generated key; the result is frozen', () => {
   const config = loadConfig({})

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFileSync, readdirSync } from 'node:fs'
 import { test } from 'node:test'
 import { parseAllDocuments } from 'yaml'
-import { CONFIG_SCHEMA } from '../../src/config.ts'
+import { CONFIG_SCHEMA } from '../../src/config-schema.ts'
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../src/node-flags.ts'
 import { build } from '../helper.ts'
 
