@@ -31,6 +31,9 @@ PARSERS="h264 hevc vp8 vp9 av1 mpeg4video mpegvideo vc1 h263 mjpeg png bmp gif
 # workers/frame-filters.ts (scale, setsar, crop, select, thumbnail, zscale, tonemap, format, transpose,
 # hflip, vflip), ffmpeg-args.ts (showinfo); trim and null are what ffmpeg inserts itself for -ss and -map.
 FILTERS="scale setsar crop select thumbnail zscale tonemap format transpose hflip vflip showinfo trim null"
+# Demuxing H.264/HEVC/MPEG-4 without global headers (MPEG-TS, MPEG-PS) copies their parameter sets to the
+# stream's extradata with this one: without it a decoder that starts after a seek has no PPS to decode with.
+BSFS="extract_extradata"
 # Frames leave as PAM on a pipe (ffmpeg-args.ts); cover art leaves as it was stored (-c copy).
 ENCODERS="pam"
 MUXERS="image2pipe"
@@ -55,6 +58,7 @@ cd "$SOURCE_DIR"
   --enable-decoder="$(list "$VIDEO_DECODERS $PICTURE_DECODERS $AUDIO_DECODERS")" \
   --enable-parser="$(list "$PARSERS")" \
   --enable-filter="$(list "$FILTERS")" \
+  --enable-bsf="$(list "$BSFS")" \
   --enable-encoder="$(list "$ENCODERS")" \
   --enable-muxer="$(list "$MUXERS")" \
   --enable-protocol="$(list "$PROTOCOLS")"
