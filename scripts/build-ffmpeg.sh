@@ -11,6 +11,10 @@ set -eu
 
 # The containers contract/sniff.ts forces (-f), by ffmpeg's demuxer names (its "mpeg" is mpegps).
 DEMUXERS="mov matroska avi mpegts mpegps ogg asf flv mp3 flac"
+# Never forced: MPEG-PS and MPEG-TS learn what an elementary stream holds (a DVD's video at 0xE0) by asking
+# these raw demuxers' probes (libavformat's set_codec_from_probe_data); without them a VOB's MPEG-2 video
+# was taken for MP3 audio.
+PROBE_DEMUXERS="mpegvideo h264 hevc m4v aac loas ac3 eac3 dts mp3"
 # Video: phones and cameras (H.264, HEVC 8-12 bit), the web (VP8, VP9, AV1 by dav1d; libvpx-vp9 for VP9's
 # alpha, contract/sniff.ts), production (ProRes, DNxHD, FFV1, QuickTime RLE, v210), broadcast and discs
 # (MPEG-1/2, VC-1), archives (MPEG-4 part 2, DivX 3, H.263, WMV 1-3, Theora, FLV's Sorenson and VP6, DV,
@@ -54,7 +58,7 @@ cd "$SOURCE_DIR"
   --toolchain=hardened --disable-debug --disable-doc \
   --disable-everything --disable-autodetect --disable-ffplay --disable-avdevice --disable-postproc \
   $(for lib in $LIBRARIES; do echo "--enable-$lib"; done) \
-  --enable-demuxer="$(list "$DEMUXERS")" \
+  --enable-demuxer="$(list "$DEMUXERS $PROBE_DEMUXERS")" \
   --enable-decoder="$(list "$VIDEO_DECODERS $PICTURE_DECODERS $AUDIO_DECODERS")" \
   --enable-parser="$(list "$PARSERS")" \
   --enable-filter="$(list "$FILTERS")" \
