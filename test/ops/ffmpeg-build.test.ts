@@ -1,16 +1,20 @@
 // The Docker image's ffmpeg is built with only what scripts/build-ffmpeg.sh lists (--disable-everything).
 // Building it takes ~10 minutes, too long for a test; what it must hold is checked here instead: every demuxer
 // contract/sniff.ts forces, every filter, encoder, muxer and protocol the code's command lines name, and a
-// decoder (by the host ffmpeg's own table of decoders) for every stream of the test media.
+// decoder (by the host ffmpeg's own table of decoders) for every stream of the test media. With
+// THUMBD_FFMPEG_BIN naming a build's bin directory (the image's, copied out), that build also reads every clip
+// as thumbd runs it: probe, then a frame through the colour path the probe gives (or the cover picture).
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { frameArgs, passArgs, pictureArgs, probeArgs } from '../../workers/ffmpeg-args.ts'
 import { videoInput } from '../../workers/video-input.ts'
-import type { ColourPath } from '../../workers/stream-colour.ts'
+import { colourPath, probeFacts, type ColourPath, type ProbeColour } from '../../workers/stream-colour.ts'
+import { sniff } from '../../contract/sniff.ts'
 import { corpusPath, type CorpusName } from '../video-corpus.ts'
 import { VIDEOS, mediaPath } from '../media.ts'
 import { CLASS_NAMES, matrixClip } from '../video-matrix.ts'
@@ -96,11 +100,8 @@ function corpusNames (): CorpusName[] {
   return [...table.matchAll(/^ {2}'?([\w-]+)'?: \['/gm)].map(m => m[1]! as CorpusName)
 }
 
-test('the ffmpeg build has a decoder for every stream of the test media: corpus, matrix, videos, covers', { timeout: 600_000 }, async () => {
-  // The host's (Debian's) ffmpeg names the codec each decoder reads: "libdav1d ... (codec av1)".
-  const { stdout: table } = await run('ffmpeg', ['-hide_banner', '-decoders'])
-  const codecOf = new Map([...table.matchAll(/^ [VAS][.A-Z]{5} (\S+) +.*?(?:\(codec (\S+)\))?$/gm)].map(m => [configName(m[1]!), m[2] ?? m[1]!]))
-  const decodable = new Set([...decoders].map(d => codecOf.get(d) ?? d))
+/** Every clip of the test media (the corpus' covers are inside its audio files). */
+async function testClips (): Promise<string[]> {
   const names = corpusNames()
   assert.ok(names.length >= 25, `the corpus recipes were read (${names.length})`)
   // One at a time: each may be made by ffmpeg first (cached between runs).
@@ -108,12 +109,39 @@ test('the ffmpeg build has a decoder for every stream of the test media: corpus,
   for (const name of names) if (name !== 'cover' && name !== 'cover-png') files.push(await corpusPath(name))
   for (const name of VIDEOS) files.push(await mediaPath(name))
   for (const colour of CLASS_NAMES) files.push(await matrixClip(colour, 0))
+  return files
+}
+
+test('the ffmpeg build has a decoder for every stream of the test media: corpus, matrix, videos, covers', { timeout: 600_000 }, async () => {
+  // The host's (Debian's) ffmpeg names the codec each decoder reads: "libdav1d ... (codec av1)".
+  const { stdout: table } = await run('ffmpeg', ['-hide_banner', '-decoders'])
+  const codecOf = new Map([...table.matchAll(/^ [VAS][.A-Z]{5} (\S+) +.*?(?:\(codec (\S+)\))?$/gm)].map(m => [configName(m[1]!), m[2] ?? m[1]!]))
+  const decodable = new Set([...decoders].map(d => codecOf.get(d) ?? d))
   const missing = new Set<string>()
-  for (const file of files) {
+  for (const file of await testClips()) {
     const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name', '-of', 'json', file])
     for (const stream of (JSON.parse(stdout) as { streams: Array<{ codec_name?: string, codec_type: string }> }).streams) {
       if (stream.codec_type !== 'data' && !decodable.has(stream.codec_name ?? '')) missing.add(`${stream.codec_type} ${stream.codec_name} (${file})`)
     }
   }
   assert.deepEqual([...missing], [], 'every stream has a decoder in scripts/build-ffmpeg.sh')
+})
+
+const BUILD = process.env.THUMBD_FFMPEG_BIN
+test('a built ffmpeg (THUMBD_FFMPEG_BIN) reads every clip of the test media as thumbd runs it', { skip: BUILD === undefined, timeout: 600_000 }, async () => {
+  const failed: string[] = []
+  for (const file of await testClips()) {
+    const media = sniff(readFileSync(file).subarray(0, 4096))
+    assert.ok(media !== undefined && media.kind !== 'image', `${file} is sniffed as a video or audio`)
+    const input = videoInput({ location: 'file', path: file })
+    const probe = await run(join(BUILD!, 'ffprobe'), probeArgs(input, media.demuxer, true), { timeout: 60_000 }).catch((err: { stderr: string }) => ({ stdout: '', stderr: err.stderr }))
+    if (probe.stdout === '') { failed.push(`${file}: probe: ${probe.stderr.trim().slice(0, 200)}`); continue }
+    const video = (JSON.parse(probe.stdout) as { streams: Array<ProbeColour & { codec_type: string }> }).streams.find(s => s.codec_type === 'video')
+    const args = media.kind === 'audio'
+      ? pictureArgs(input, media.demuxer, 16, 1e8)
+      : frameArgs({ input, demuxer: media.demuxer, ...(media.decoder === undefined ? {} : { decoder: media.decoder }), seekSeconds: 0, bestOf: 0, threads: 1, maxPixels: 1e8, maxStreams: 16, report: false, coverBox: { width: 320 }, colour: colourPath(probeFacts(video ?? {})) })
+    const frame = await run(join(BUILD!, 'ffmpeg'), args, { encoding: 'buffer', timeout: 60_000, maxBuffer: 64 << 20 }).catch((err: { stderr: Buffer }) => ({ stdout: Buffer.alloc(0), stderr: err.stderr }))
+    if (frame.stdout.length === 0 && !file.endsWith('bare.mp3')) failed.push(`${file}: ${frame.stderr.toString().trim().slice(0, 200)}`)
+  }
+  assert.deepEqual(failed, [], `${BUILD}'s ffmpeg reads every clip`)
 })
