@@ -1,5 +1,5 @@
 // Memory given back at once instead of at a GC: a buffer's bytes that no one will read again, in whichever
-// thread holds them (a pool thread's finished source, workers/source-release.ts; a fetched body's chunks once on
+// thread holds them (a pool thread's finished source, workers/thread/source-release.ts; a fetched body's chunks once on
 // their slab, src/sources/sink.ts). Left to the GC, V8's limits, which grow with external memory, put it off.
 
 /**

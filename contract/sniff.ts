@@ -6,14 +6,14 @@
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'avif' | 'heic'
 export type VideoFormat = 'mp4' | 'mov' | 'webm' | 'mkv' | 'avi' | 'ts' | 'm2ts' | 'mpeg' | 'ogv' | 'asf' | 'flv'
 export type AudioFormat = 'mp3' | 'm4a' | 'flac' | 'ogg'
-/** ffmpeg demuxers that may ever read an upload; see workers/ffmpeg-args.ts. */
+/** ffmpeg demuxers that may ever read an upload; see workers/video/ffmpeg-args.ts. */
 export type Demuxer = 'mov' | 'matroska' | 'avi' | 'mpegts' | 'mpeg' | 'ogg' | 'asf' | 'flv' | 'mp3' | 'flac'
 
 export type Media =
   | { kind: 'image', format: ImageFormat, mime: string }
   /** `decoder`: one forced for the video stream, where ffmpeg's own would lose something (WebM's VP9 alpha). */
   | { kind: 'video', format: VideoFormat, mime: string, demuxer: Demuxer, decoder?: 'libvpx-vp9' }
-  /** Audio files: their thumbnail is the cover art they carry (workers/cover-art.ts). */
+  /** Audio files: their thumbnail is the cover art they carry (workers/video/cover-art.ts). */
   | { kind: 'audio', format: AudioFormat, mime: string, demuxer: Demuxer }
 
 /** How many leading bytes sniff() wants to see (fewer is fine for short sources). */

@@ -20,7 +20,7 @@ export interface ImageOptions {
   format: OutputFormat
   quality: number
   withoutEnlargement: boolean
-  /** GET URLs: imgproxy's sizing rules instead of sharp's (workers/image-geometry.ts); a background flattens every format. */
+  /** GET URLs: imgproxy's sizing rules instead of sharp's (workers/image/image-geometry.ts); a background flattens every format. */
   url?: UrlGeometry
   /** GET URLs (imgproxy's max_bytes): a lossy format's quality is lowered until the result fits. */
   maxBytes?: number
@@ -44,7 +44,7 @@ export interface UrlGeometry {
 /** imgproxy's gravity: a position with offsets (pixels, or a share of the side under 1), or a focus point (0-1 of each side). */
 export type UrlGravity = { position: Position, x: number, y: number } | { focus: [number, number] }
 
-/** imgproxy's image operations, in its processing order around the resize (workers/image-ops.ts). */
+/** imgproxy's image operations, in its processing order around the resize (workers/image/image-ops.ts). */
 export interface UrlOps {
   /** Before the resize: pixels, or a share of the side under 1; 0: the whole side. */
   crop?: { width: number, height: number, gravity?: UrlGravity }
@@ -122,7 +122,7 @@ export interface StoryboardTask {
   quality: number
 }
 
-/** A short looping animation of frames spread over a video, or over a window of it (workers/preview.ts). */
+/** A short looping animation of frames spread over a video, or over a window of it (workers/video/preview.ts). */
 export interface PreviewTask {
   kind: 'preview'
   source: JobSource
@@ -149,7 +149,7 @@ export type VideoSetMember = ThumbnailTask | PerceptualTask | InfoTask | Storybo
 
 /**
  * Several outputs of one video (a job's poster, storyboard, preview, hashes, info) in one task: one probe, and one
- * decode pass for the frames they would each seek to (workers/video-set.ts). Each member's source is this source.
+ * decode pass for the frames they would each seek to (workers/video-set/video-set.ts). Each member's source is this source.
  */
 export interface VideoSetTask {
   kind: 'video-set'
@@ -183,9 +183,9 @@ export interface JobSettings {
   stills?: { imageDecode?: string, avif: boolean, tempDir: string }
   ffprobePath: string
   maxInputPixels: number
-  /** JPEG_DECODER: turbojpeg decodes eligible JPEGs through libturbojpeg (workers/jpeg-decode.ts); sharp: all through sharp. */
+  /** JPEG_DECODER: turbojpeg decodes eligible JPEGs through libturbojpeg (workers/image/jpeg-decode.ts); sharp: all through sharp. */
   jpegDecoder: 'turbojpeg' | 'sharp'
-  /** JPEG_SHRINK: the decode scale of a JPEG reduced for its resize: sharp's rule (quality) or imgproxy's (workers/jpeg-scale.ts). */
+  /** JPEG_SHRINK: the decode scale of a JPEG reduced for its resize: sharp's rule (quality) or imgproxy's (workers/image/jpeg-scale.ts). */
   jpegShrink: 'auto' | 'quality' | 'imgproxy'
   maxVideoSeconds: number
   /** Frames of an animated input, or of a preview (MAX_ANIMATION_FRAMES). */
@@ -314,13 +314,13 @@ export interface JobContext {
   settings: JobSettings
   signal: AbortSignal
   deadline: number
-  /** Within a video-set (workers/video-set.ts): what its members take instead of running a tool of their own. */
+  /** Within a video-set (workers/video-set/video-set.ts): what its members take instead of running a tool of their own. */
   shared?: SharedVideo
 }
 
-/** A video-set's one probe and the frames of its pass, keyed by what makes a frame's pixels (workers/video.ts frameKey). */
+/** A video-set's one probe and the frames of its pass, keyed by what makes a frame's pixels (workers/video/video.ts frameKey). */
 export interface SharedVideo {
-  /** probeWithLimits' answer, with details (workers/video.ts). */
+  /** probeWithLimits' answer, with details (workers/video/video.ts). */
   probe: unknown
   frames: ReadonlyMap<string, { data: Uint8Array, width: number, height: number, channels: 3 | 4 }>
 }

@@ -1,15 +1,15 @@
 // node load/jpeg-cpu.ts [--width N] [--format jpeg|webp] [--rounds R] [--repeat N] [--url] [--modes a,b] PHOTO...
-// CPU per thumbnail in one thread, as a pool thread renders it (workers/image.ts), for each JPEG decode:
+// CPU per thumbnail in one thread, as a pool thread renders it (workers/image/image.ts), for each JPEG decode:
 // sharp's (JPEG_DECODER=sharp), libturbojpeg's at sharp's scale (turbojpeg) and at imgproxy's
 // (turbojpeg with JPEG_SHRINK=imgproxy). Alternating rounds; prints each round and the medians' ratios.
 // --modes: only those (sharp, turbojpeg, turbojpeg+imgproxy); ratios against the first.
 // --url: the options a GET URL's rs:fit:N:0/q:80 gives the job (imgproxy's sizing), else /api's.
-// The direct JPEG encode (workers/jpeg-direct.ts) needs TJ_OPTIMIZE=1 in the environment, as the server sets it.
+// The direct JPEG encode (workers/image/jpeg-direct.ts) needs TJ_OPTIMIZE=1 in the environment, as the server sets it.
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
 import sharp from 'sharp'
-import { render } from '../workers/image.ts'
+import { render } from '../workers/image/image.ts'
 import type { JobContext, JobSettings, OutputFormat } from '../contract/types.ts'
 
 const { values, positionals } = parseArgs({

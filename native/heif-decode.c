@@ -107,7 +107,7 @@ static enum fit fit_named (const char *name) {
   fail(EXIT_USAGE, "heif-decode: unknown fit %s", name);
 }
 
-/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image.ts outputSize()
+/* The size sharp scales a w x h source to, before cover's crop or contain's bars (workers/image/image.ts outputSize()
  * rounds the same way): one side given keeps the aspect, except for fill, which leaves the other side as it is;
  * both: cover/outside fill the box, contain/inside fit in it, fill stretches to it. */
 static void scaled_size (const struct resize *r, int w, int h, long *sw, long *sh) {

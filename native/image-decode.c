@@ -2,7 +2,7 @@
 // ffmpeg and heif-decode are: forked from its zygote or exec'd through thumbd-sandbox-exec, reading only its
 // input file, no socket, no exec, bounded memory, killed at the job's deadline). The pool thread gets the
 // pixels on stdout and resizes and encodes them with sharp, as it did libturbojpeg's pixels decoded in-process
-// (workers/jpeg-decode.ts). A bug in the decoder then reaches this process only: not the server's keys, not
+// (workers/image/jpeg-decode.ts). A bug in the decoder then reaches this process only: not the server's keys, not
 // other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
@@ -15,7 +15,7 @@
 // (a libjpeg warning or error, more than 500 scans); 3 another size than expected; 64 usage; 70 out of memory.
 //
 // TurboJPEG 2's prototypes are declared here (the API libturbojpeg 2.1 and 3.x export) so that the build needs
-// only the runtime library, as workers/jpeg-turbo.ts does through koffi.
+// only the runtime library, as workers/image/jpeg-turbo.ts does through koffi.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -121,7 +121,7 @@ int main (int argc, char **argv) {
     fprintf(stderr, "image-decode: header: %s\n", tjGetErrorStr2(tj));
     return EXIT_REFUSED;
   }
-  /* What raw RGB or grey pixels lose nothing of (CMYK and YCCK stay with sharp, as in workers/jpeg-decode.ts). */
+  /* What raw RGB or grey pixels lose nothing of (CMYK and YCCK stay with sharp, as in workers/image/jpeg-decode.ts). */
   if (space != 0 && space != 1 && space != 2) { fprintf(stderr, "image-decode: colour space %d\n", space); return EXIT_REFUSED; }
   if (w != expect_w || h != expect_h) { fprintf(stderr, "image-decode: %dx%d, not %dx%d\n", w, h, expect_w, expect_h); return EXIT_SIZE; }
   /* TJSCALED: libjpeg's scaled size, as libvips' jpegload with shrink. */

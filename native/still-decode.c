@@ -1,6 +1,6 @@
 // The still-image half of native/image-decode: a PNG (libpng), WebP (libwebp, scaled on load as libvips' webpload
 // does for sharp) or GIF's first frame (giflib), decoded in the decoder sandbox, its pixels on stdout for the pool
-// thread to resize and encode with sharp (workers/still-sandboxed.ts). Pixels as libvips' loaders give them, so
+// thread to resize and encode with sharp (workers/image/still-sandboxed.ts). Pixels as libvips' loaders give them, so
 // the thumbnail is sharp's: PNG samples as stored (no gAMA/cHRM/sRGB applied: libvips applies none either),
 // palettes and low bit depths expanded, tRNS as alpha, 16-bit kept; WebP RGB or RGBA; a GIF's first frame on a
 // transparent canvas of the logical screen's size, RGBA (libnsgif's). The EXIF orientation (PNG eXIf, WebP EXIF)
@@ -59,7 +59,7 @@ static void check_pixels (uint64_t width, uint64_t height, uint64_t max_pixels) 
 }
 
 /* An animation over MAX_ANIMATION_FRAMES or the pixel budget of all its frames, refused before a frame is decoded,
- * as workers/animation.ts checkAnimationInput refuses it from sharp's header pass (a first frame that does not
+ * as workers/image/animation.ts checkAnimationInput refuses it from sharp's header pass (a first frame that does not
  * decode must not turn that 413 into a 422). */
 static void check_animation (uint64_t frames, uint64_t width, uint64_t height, const struct still_limits *limits) {
   if (frames > limits->max_frames) refuse(EXIT_TOO_LARGE, "an animation over the frame limit", NULL);
@@ -173,7 +173,7 @@ static void decode_png (const uint8_t *data, size_t size, const struct still_lim
 
 /* ---- WebP ---- */
 
-/* sharp's ResolveShrink (src/common.cc) for one side or both, as workers/jpeg-scale.ts resolveShrink(). */
+/* sharp's ResolveShrink (src/common.cc) for one side or both, as workers/image/jpeg-scale.ts resolveShrink(). */
 static double sharp_shrink (const struct still_fit *fit, double width, double height) {
   double h = 1, v = 1;
   if (fit->width > 0 && fit->height > 0) {
@@ -287,7 +287,7 @@ static void decode_gif (const uint8_t *data, size_t size, const struct still_lim
   check_pixels(width, height, limits->max_pixels);
   uint32_t frames = count_gif_frames(data, size);
   check_animation(frames, width, height, limits);
-  /* An animation the output keeps whole is sharp's to decode (every frame, workers/animation.ts), as before. */
+  /* An animation the output keeps whole is sharp's to decode (every frame, workers/image/animation.ts), as before. */
   if (frames > 1 && wanted == FRAMES_ALL) refuse(EXIT_ANIMATED, "gif", "animated");
   p->width = width, p->height = height, p->channels = 4, p->bits = 8, p->frames = frames;
   p->pixels = allocate((size_t)width * height * 4);

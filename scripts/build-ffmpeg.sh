@@ -22,7 +22,7 @@ PROBE_DEMUXERS="mpegvideo h264 hevc m4v aac loas ac3 eac3 dts mp3"
 VIDEO_DECODERS="h264 hevc vp8 vp9 libvpx_vp9 libdav1d prores dnxhd ffv1 qtrle v210 rawvideo
   mpeg1video mpeg2video vc1 mpeg4 msmpeg4v1 msmpeg4v2 msmpeg4v3 h263 wmv1 wmv2 wmv3 theora flv vp6 vp6f vp6a
   dvvideo mjpeg"
-# The pictures audio files carry as cover art (workers/cover-art.ts copies them out; the probe decodes them to
+# The pictures audio files carry as cover art (workers/video/cover-art.ts copies them out; the probe decodes them to
 # learn their size).
 PICTURE_DECODERS="mjpeg png bmp gif"
 # Audio is never decoded for a thumbnail (-an), but probing a stream whose decoder is missing reads on for its
@@ -32,7 +32,7 @@ AUDIO_DECODERS="aac aac_latm mp3 mp3float mp2 mp2float mp1 mp1float ac3 eac3 dca
   pcm_dvd pcm_bluray adpcm_ima_wav adpcm_ms"
 PARSERS="h264 hevc vp8 vp9 av1 mpeg4video mpegvideo vc1 h263 mjpeg png bmp gif
   aac aac_latm ac3 dca flac mpegaudio opus vorbis"
-# workers/frame-filters.ts (scale, setsar, crop, select, thumbnail, zscale, tonemap, format, transpose,
+# workers/video/frame-filters.ts (scale, setsar, crop, select, thumbnail, zscale, tonemap, format, transpose,
 # hflip, vflip), ffmpeg-args.ts (showinfo); trim and null are what ffmpeg inserts itself for -ss and -map.
 FILTERS="scale setsar crop select thumbnail zscale tonemap format transpose hflip vflip showinfo trim null"
 # Demuxing H.264/HEVC/MPEG-4 without global headers (MPEG-TS, MPEG-PS) copies their parameter sets to the
@@ -41,7 +41,7 @@ BSFS="extract_extradata"
 # Frames leave as PAM on a pipe (ffmpeg-args.ts); cover art leaves as it was stored (-c copy).
 ENCODERS="pam"
 MUXERS="image2pipe"
-# file: a spooled upload; http over tcp: thumbd's own loopback range reader (workers/video-input.ts); pipe: stdout.
+# file: a spooled upload; http over tcp: thumbd's own loopback range reader (workers/video/video-input.ts); pipe: stdout.
 PROTOCOLS="file pipe http tcp"
 # Debian's shared builds of these, linked dynamically (the runtime stage installs their packages): AV1,
 # VP9 with alpha, HDR tone-mapping (zscale), and zlib for compressed Matroska/MOV headers and PNG covers.

@@ -23,7 +23,7 @@ if ! "$CC" $FLAGS -o native/thumbd-sandbox-exec native/sandbox-exec.c native/san
   echo "thumbd: building native/thumbd-sandbox-exec failed: tools started afresh run without the decoder sandbox" >&2
 fi
 # native/image-decode, the decoder of still images in the decoder sandbox: JPEGs libturbojpeg decodes (Debian's
-# libturbojpeg0, which workers/jpeg-turbo.ts loads too; its prototypes are declared in the source, so no -dev
+# libturbojpeg0, which workers/image/jpeg-turbo.ts loads too; its prototypes are declared in the source, so no -dev
 # package is needed) and PNG, WebP and GIF (libpng, libwebp and giflib: libpng-dev libwebp-dev libgif-dev).
 # Without those -dev packages it is built for JPEG only, and IMAGE_DECODER=sandbox says so at start.
 STILL_LIBS="$(pkg-config --cflags --libs libpng libwebp libwebpdemux 2>/dev/null) -lgif"

@@ -1,5 +1,5 @@
 // `npm run mutate-guards`: mutation testing of the guards around every ffmpeg/ffprobe input
-// (workers/ffmpeg-args.ts, guardedInput, and the input it is given, workers/video-input.ts). Each mutant is
+// (workers/video/ffmpeg-args.ts, guardedInput, and the input it is given, workers/video/video-input.ts). Each mutant is
 // a copy of this tree with one guard removed or turned off; test/hostile/hostile.test.ts runs against it,
 // and should fail. Slow (a hostile run per mutant
 // and setting), so it is not part of `npm test`.
@@ -30,9 +30,9 @@ interface Mutation {
   equivalent?: string
 }
 
-const ARGS = 'workers/ffmpeg-args.ts'
+const ARGS = 'workers/video/ffmpeg-args.ts'
 /** Where a spooled input gets its "file:" prefix and its protocols (guardedInput takes them from there). */
-const INPUT = 'workers/video-input.ts'
+const INPUT = 'workers/video/video-input.ts'
 const MUTATIONS: Mutation[] = [
   { name: 'no -protocol_whitelist', edits: [[ARGS, "'-protocol_whitelist', input.protocols, ", '']], equivalent: 'an input opened as "file:" already limits nested opens to ffmpeg\'s default "file,crypto,data", and under a forced demuxer with data references off nothing opens anything' },
   { name: 'no forced demuxer (-f): ffmpeg probes', edits: [[ARGS, "'-f', demuxer, '-i'", "'-i'"]] },

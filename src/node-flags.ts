@@ -24,7 +24,7 @@ export const SERVER_NODE_FLAGS = ['--v8-pool-size=1', '--max-semi-space-size=4']
  * 100 MB hashes and /health under 200 connections: no change. The price: memory freed after a burst stays
  * with the process (jemalloc gave it back).
  *
- * `TJ_OPTIMIZE=1`: libturbojpeg (workers/jpeg-direct.ts) optimises its Huffman tables, as sharp does, only when
+ * `TJ_OPTIMIZE=1`: libturbojpeg (workers/image/jpeg-direct.ts) optimises its Huffman tables, as sharp does, only when
  * this is in the environment, which it reads on every encode; set before the process starts, so no thread ever
  * writes the environment while another reads it. Without it JPEG thumbnails stay with sharp's encoder.
  */

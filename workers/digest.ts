@@ -3,7 +3,7 @@
 // at once: a task spends its life waiting on its port. Every batch is acknowledged, so the sender can hold
 // back when hashing falls behind instead of queueing the whole upload in memory.
 // Its priority is set by src/plugins/digests.ts: the event loop's (hashing is intake; niced it held uploads back).
-import './niceness.ts'
+import './thread/niceness.ts'
 import { createHash } from 'node:crypto'
 import type { DigestMessage, DigestResult, DigestTask } from '../contract/digest.ts'
 

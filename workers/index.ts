@@ -1,10 +1,10 @@
 // piscina entry point. The result's bytes are moved to the main thread, not cloned.
 // First: this thread, its libvips threads and its ffmpeg children yield to the main thread, so /health and
 // intake stay quick when every core is busy.
-import './niceness.ts'
+import './thread/niceness.ts'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { dispatch } from './dispatch.ts'
-import { releaseSource } from './source-release.ts'
+import { releaseSource } from './thread/source-release.ts'
 import type { Envelope, JobOutcome } from '../contract/types.ts'
 
 export default async function run (envelope: Envelope) {

@@ -1,4 +1,4 @@
-// A video's outputs made in one step of the pool (workers/video-set.ts): one probe for all, and one decode pass
+// A video's outputs made in one step of the pool (workers/video-set/video-set.ts): one probe for all, and one decode pass
 // for the frames its poster, storyboard, preview and perceptual hash would each seek to. Each output's result (or
 // its failure) is then taken by makeOutput instead of a step of its own; what the set could not make (the whole
 // step failed: a timeout, a crash) each output makes alone, as before.

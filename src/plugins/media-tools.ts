@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
 import { detectTools, type DetectedTools } from '../../workers/tools/index.ts'
-import { turbojpegMissing } from '../../workers/jpeg-turbo.ts'
+import { turbojpegMissing } from '../../workers/image/jpeg-turbo.ts'
 
 export interface MediaTools {
   /** What every ffmpeg/ffprobe run gets: the decoder sandbox (workers/tools/sandbox.ts), its environment, and the zygote where it loads. */
@@ -28,7 +28,7 @@ export interface MediaTools {
   portConfinement: boolean
   ffmpeg: string | undefined
   ffprobe: string | undefined
-  /** libturbojpeg loads here: JPEG_DECODER=turbojpeg (or sandbox) takes effect (workers/jpeg-decode.ts). */
+  /** libturbojpeg loads here: JPEG_DECODER=turbojpeg (or sandbox) takes effect (workers/image/jpeg-decode.ts). */
   turbojpeg: boolean
   /** Both tools answered: video jobs can run. */
   video: boolean

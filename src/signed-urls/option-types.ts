@@ -53,7 +53,7 @@ export interface ThumbdUrlOptions {
   /** disable_animation (imgproxy Pro's da): an animated source's still first frame. */
   animated?: false
   cacheBuster?: string
-  /** rs:fill-down: crops to the box's aspect ratio when the source is smaller than the box (see workers/image-geometry.ts). */
+  /** rs:fill-down: crops to the box's aspect ratio when the source is smaller than the box (see workers/image/image-geometry.ts). */
   fillDown?: true
   /** Device pixel ratio: multiplies the sizes, never enlarging unless asked (imgproxy's dpr). */
   dpr?: number

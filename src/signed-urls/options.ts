@@ -28,7 +28,7 @@ export const HANDLERS = new Map<string, Handler>(Object.entries({
   gravity: (args, put, name) => {
     const gravity = gravityOf(name, args)
     put('position', 'focus' in gravity ? 'centre' : gravity.position)
-    // Offsets and focus points place the crop by numbers (workers/image-ops.ts); a plain one is sharp's position.
+    // Offsets and focus points place the crop by numbers (workers/image/image-ops.ts); a plain one is sharp's position.
     put('gravity', 'focus' in gravity || gravity.x !== 0 || gravity.y !== 0 ? gravity : undefined)
   },
   crop: (args, put, name) => {

@@ -1,7 +1,7 @@
 // Every corpus case, through the raw body, through a URL, and through a URL whose server answers ranges (so
 // that every video is read by ffmpeg over http from the range reader): the expected code within a few seconds,
 // /health answering between cases, and nothing left behind. No reply, log line or image may carry the sentinel.
-// `npm run mutate-guards` removes each guard of workers/ffmpeg-args.ts in turn and runs this file against it.
+// `npm run mutate-guards` removes each guard of workers/video/ffmpeg-args.ts in turn and runs this file against it.
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'

@@ -11,7 +11,7 @@ import sharp from 'sharp'
 import { ANIMATION_PIXELS_FACTOR, MAX_ANIMATION_FRAMES } from '../../contract/limits.ts'
 import { sniff } from '../../contract/sniff.ts'
 import { loadConfig } from '../../src/config.ts'
-import { MAX_STREAMS } from '../../workers/video.ts'
+import { MAX_STREAMS } from '../../workers/video/probe.ts'
 import { looksMagenta, type Attack, type HostileCase } from './corpus.ts'
 import { tempFolder } from '../temp-folder.ts'
 

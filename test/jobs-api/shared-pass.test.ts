@@ -1,4 +1,4 @@
-// The outputs of one video share one probe and one decode pass (workers/video-set.ts), and each is what its route
+// The outputs of one video share one probe and one decode pass (workers/video-set/video-set.ts), and each is what its route
 // makes: the poster, the sprite, the preview and the perceptual hash byte for byte as POST /api/thumbnail,
 // /api/storyboard, /api/preview and /api/hash give them for the same options.
 import assert from 'node:assert/strict'

@@ -1,5 +1,5 @@
 // Colour profiles: a Display P3 photo (as phones take them) must come out with the colours it had, and an
-// sRGB profile must cost nothing (workers/image.ts colourHandling).
+// sRGB profile must cost nothing (workers/image/image.ts colourHandling).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import sharp from 'sharp'

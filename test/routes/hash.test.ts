@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import sharp from 'sharp'
 import { OFFLOAD_BYTES } from '../../src/sources/digests.ts'
-import { hammingDistance } from '../../workers/phash.ts'
+import { hammingDistance } from '../../workers/hashes/phash.ts'
 import { build, leftoverTempFiles, postMedia } from '../helper.ts'
 import { PICTURES, media } from '../media.ts'
 

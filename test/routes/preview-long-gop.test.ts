@@ -8,7 +8,7 @@ import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { startOrigin } from '../../load/range-origin.ts'
 import { signedUrlPath } from '../../src/signed-urls/signature.ts'
-import { repeats } from '../../workers/preview.ts'
+import { repeats } from '../../workers/video/preview.ts'
 import { AUTH, build, leftoverTempFiles } from '../helper.ts'
 import { media, mediaPath } from '../media.ts'
 

@@ -45,7 +45,7 @@ test('rot, c and fl of an animated GIF apply to every frame, in order, with its 
     }
     // Each frame, in its place, is what the same URL makes of that frame alone.
     const animated = (await get(options, 'a.gif', '@webp')).rawPayload
-    // A smart crop is chosen on the first frame and cut from all (workers/animation.ts): frame 0 alone compares.
+    // A smart crop is chosen on the first frame and cut from all (workers/image/animation.ts): frame 0 alone compares.
     for (const i of options.includes('g:sm') ? [0] : [0, 4]) {
       const alone = await get(options, `f${i}.png`, '@png')
       const [want, got, other] = [await sharp(alone.rawPayload).ensureAlpha().raw().toBuffer(), await frame(animated, i), await frame(animated, 4 - i)]

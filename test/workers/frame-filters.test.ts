@@ -1,9 +1,9 @@
 // The filter chain's steps, each on its string, and the colour path chosen from a stream's facts.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr, turn, ZSCALE_INPUT } from '../../workers/frame-filters.ts'
-import { bitDepth, colourPath, isHdr, parseStreamLine, probeFacts } from '../../workers/stream-colour.ts'
-import { boundFor } from '../../workers/video.ts'
+import { bestOf, bound, frameFilters, shrink, squarePixels, to8bit, toSdr, turn, ZSCALE_INPUT } from '../../workers/video/frame-filters.ts'
+import { bitDepth, colourPath, isHdr, parseStreamLine, probeFacts } from '../../workers/video/stream-colour.ts'
+import { boundFor } from '../../workers/video/video.ts'
 
 const sdr709 = colourPath({ width: 1920, height: 1080 })
 

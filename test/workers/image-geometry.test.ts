@@ -1,8 +1,8 @@
-// imgproxy's sizing rules for GET URLs (workers/image-geometry.ts): the sizes imgproxy 4 gives, as the issue
+// imgproxy's sizing rules for GET URLs (workers/image/image-geometry.ts): the sizes imgproxy 4 gives, as the issue
 // measured them against imgproxy itself, and its documented dpr, zoom and min-width rules.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { urlResize } from '../../workers/image-geometry.ts'
+import { urlResize } from '../../workers/image/image-geometry.ts'
 import type { ImageOptions, UrlGeometry } from '../../contract/types.ts'
 
 /** The output size for a source of `src` under rs:type:w:h and the other geometry options. */

@@ -1,4 +1,4 @@
-// The JPEG decode through libturbojpeg (workers/jpeg-decode.ts) against sharp's own: the same pixels for
+// The JPEG decode through libturbojpeg (workers/image/jpeg-decode.ts) against sharp's own: the same pixels for
 // every chroma, progressive, grey, an sRGB profile and EXIF orientations; sharp's path for what it does not
 // take; the same refusal for a truncated JPEG. Photos made by ffmpeg and sharp at test time.
 import assert from 'node:assert/strict'
@@ -6,10 +6,10 @@ import { execFile } from 'node:child_process'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
-import { render } from '../../workers/image.ts'
-import { frameMarker, turboDecodes } from '../../workers/jpeg-decode.ts'
-import { jpegShrink } from '../../workers/jpeg-scale.ts'
-import { turbojpeg } from '../../workers/jpeg-turbo.ts'
+import { render } from '../../workers/image/image.ts'
+import { frameMarker, turboDecodes } from '../../workers/image/jpeg-decode.ts'
+import { jpegShrink } from '../../workers/image/jpeg-scale.ts'
+import { turbojpeg } from '../../workers/image/jpeg-turbo.ts'
 import type { ImageOptions, JobContext, JobSettings } from '../../contract/types.ts'
 
 const run = promisify(execFile)

@@ -1,5 +1,5 @@
 // A JPEG that libturbojpeg decodes at its output size, with nothing left to do to it, is encoded without a
-// sharp pipeline (workers/jpeg-direct.ts): the same bytes (JPEG) and pixels (WebP) as sharp's encode of the
+// sharp pipeline (workers/image/jpeg-direct.ts): the same bytes (JPEG) and pixels (WebP) as sharp's encode of the
 // same decode, which is what render() made of it before; everything with more to do keeps sharp's pipeline.
 // Photos made by ffmpeg and sharp at test time; real libturbojpeg, libwebp and sharp.
 import assert from 'node:assert/strict'
@@ -7,10 +7,10 @@ import { execFile } from 'node:child_process'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
-import { render } from '../../workers/image.ts'
-import { lossyOptions } from '../../workers/image-encode.ts'
-import { directEncodes } from '../../workers/jpeg-direct.ts'
-import { turbojpeg } from '../../workers/jpeg-turbo.ts'
+import { render } from '../../workers/image/image.ts'
+import { lossyOptions } from '../../workers/image/image-encode.ts'
+import { directEncodes } from '../../workers/image/jpeg-direct.ts'
+import { turbojpeg } from '../../workers/image/jpeg-turbo.ts'
 import type { ImageOptions, JobContext, JobSettings } from '../../contract/types.ts'
 
 // As the server's start sets it, before libturbojpeg is first bound (lazily, in the first test).

@@ -1,4 +1,4 @@
-// A JPEG's header read from its segments (workers/jpeg-header.ts) says what sharp's metadata() says of it,
+// A JPEG's header read from its segments (workers/image/jpeg-header.ts) says what sharp's metadata() says of it,
 // for the fields render() uses; anything read otherwise is left to sharp. Photos made by ffmpeg and sharp at
 // test time.
 import assert from 'node:assert/strict'
@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
-import { render } from '../../workers/image.ts'
-import { jpegFacts, jpegHeadersRead } from '../../workers/jpeg-header.ts'
+import { render } from '../../workers/image/image.ts'
+import { jpegFacts, jpegHeadersRead } from '../../workers/image/jpeg-header.ts'
 import type { JobContext, JobSettings } from '../../contract/types.ts'
 
 const run = promisify(execFile)

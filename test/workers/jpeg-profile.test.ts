@@ -1,5 +1,5 @@
 // GET URLs convert a JPEG's RGB profile to sRGB and drop it, as imgproxy replies; where libturbojpeg decodes the
-// reduced photo, Little CMS (workers/lcms.ts) converts its pixels. A profile lcms refuses leaves the photo to
+// reduced photo, Little CMS (workers/image/lcms.ts) converts its pixels. A profile lcms refuses leaves the photo to
 // sharp's conversion: never a crash of the pool thread, never a 5xx. The API keeps the profile, as before.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -7,8 +7,8 @@ import { test } from 'node:test'
 import { promisify } from 'node:util'
 import sharp from 'sharp'
 import { signedUrlPath } from '../../src/signed-urls/signature.ts'
-import { turboDecode } from '../../workers/jpeg-decode.ts'
-import { srgbFrom } from '../../workers/lcms.ts'
+import { turboDecode } from '../../workers/image/jpeg-decode.ts'
+import { srgbFrom } from '../../workers/image/lcms.ts'
 import type { JobContext, JobSettings } from '../../contract/types.ts'
 import { fileOrigin } from '../file-origin.ts'
 import { build, leftoverTempFiles, thumbnailOf } from '../helper.ts'

@@ -1,4 +1,4 @@
-// workers/jpeg-scans.ts counts the scans libjpeg would read: every SOS after a segment or entropy-coded data, none
+// workers/image/jpeg-scans.ts counts the scans libjpeg would read: every SOS after a segment or entropy-coded data, none
 // hidden in an APP segment's payload, the same whether the JPEG is in memory or read from its file in chunks.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { MAX_JPEG_SCANS } from '../../contract/limits.ts'
-import { checkScans, countScans, countScansInFile } from '../../workers/jpeg-scans.ts'
+import { checkScans, countScans, countScansInFile } from '../../workers/image/jpeg-scans.ts'
 import { haveJpegtran, plainGrey, scanBomb } from './scan-bombs.ts'
 
 /** The JPEG with an APP15 segment after SOI whose payload (65533 bytes) is full of FF DA pairs. */

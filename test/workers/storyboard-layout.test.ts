@@ -1,7 +1,7 @@
 // The sprite's layout from the probe: the bounds that refuse a sheet too large, and the requests they must let through.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { spriteLayout } from '../../workers/storyboard-layout.ts'
+import { spriteLayout } from '../../workers/video/storyboard-layout.ts'
 
 test('the default 60 tiles at the widest 640 px fit 16:9, 4:3, 1:1 and 4:5 video; 9:16 at 640 px is refused (413)', () => {
   for (const [w, h, rows] of [[1920, 1080, 360], [1440, 1080, 480], [1080, 1080, 640], [1080, 1350, 800]] as const) {

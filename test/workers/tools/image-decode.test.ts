@@ -1,4 +1,4 @@
-// native/image-decode, the sandboxed JPEG decoder (workers/jpeg-sandboxed.ts): code running inside it after it
+// native/image-decode, the sandboxed JPEG decoder (workers/image/jpeg-sandboxed.ts): code running inside it after it
 // read its input (test/workers/tools/image-probe.c, preloaded in place of tjInitDecompress) cannot open
 // /etc/passwd, connect to the server's port, exec, or read the server's memory, forked from its zygote or started
 // afresh, where with the sandbox off (util-linux's limits only) it can do each; and a decoder that crashes (a real

@@ -1,4 +1,4 @@
-// native/image-decode's still decoders (IMAGE_DECODER=sandbox, workers/still-sandboxed.ts), as image-decode.test.ts
+// native/image-decode's still decoders (IMAGE_DECODER=sandbox, workers/image/still-sandboxed.ts), as image-decode.test.ts
 // holds its JPEG decoder: code running inside it after it read a PNG, WebP or GIF (test/workers/tools/image-probe.c,
 // preloaded in place of each library's first call) cannot open /etc/passwd, connect to the server's port, exec, or
 // read the server's memory, forked from its zygote or started afresh, where with the sandbox off it can do each; a

@@ -1,0 +1,152 @@
+// IMAGE_DECODER=sandbox: a still PNG, WebP or GIF (its first frame) decoded by native/image-decode in the decoder
+// sandbox (as JPEGs are, workers/image/jpeg-sandboxed.ts), so that a bug in libpng, libwebp or giflib reaches a process
+// that holds no key and no other photo, and a decode past the deadline or of a client that left is killed. The
+// pool thread gets display-oriented pixels and the ICC profile on a pipe, checks their size, and sharp resizes
+// and encodes them as it would have its own decode's:
+// - untagged, or a profile that describes sRGB (which sharp drops unread, image.ts colourHandling): raw pixels;
+// - another profile: the pixels in a PNG this thread writes (stored, no filter) with the profile as iCCP, so
+//   libvips handles the profile exactly as for the original file (kept, or converted by its Little CMS). Only
+//   the profile's bytes there came from the upload; the PNG's structure is this thread's own.
+// Animations the job keeps whole (animated WebP always, for now) stay with sharp: undefined.
+import { randomBytes } from 'node:crypto'
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { crc32, deflateSync } from 'node:zlib'
+import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
+import { JobError } from '../../contract/job-error.ts'
+import { ANIMATION_PIXELS_FACTOR } from '../../contract/limits.ts'
+import type { ImageOptions, JobContext, JobSource } from '../../contract/types.ts'
+import { runTool } from '../tools/index.ts'
+
+/** image-decode's exit codes (native/still-decode.c). */
+const REFUSED = 2
+const TOO_LARGE = 3
+const ANIMATED = 4
+const HEADER_BYTES = 28
+/** A profile's bytes, at most (a PNG's iCCP inflates to at most what libpng allows; this is far above any real one). */
+const MAX_PROFILE_BYTES = 64 * 2 ** 20
+/** The longest side --fit takes (as heif-decode's). */
+const MAX_FIT_SIDE = 65535
+
+/** Decoded pixels for sharp's raw input; `depth` 16: little-endian 16-bit samples. */
+export interface RawPixels { data: Uint8Array | Uint16Array, width: number, height: number, channels: 1 | 2 | 3 | 4 }
+
+/** The resize the pixels are for (a WebP is decoded at sharp's shrink-on-load for it), and whether an animation is kept whole. */
+export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'format' | 'animated'>>
+
+let decodes = 0
+/** Stills this thread had decoded in the sandbox (the tests check that the path was taken). */
+export const stillDecodes = () => decodes
+
+export const SANDBOXED_STILLS = new Set(['png', 'webp', 'gif'])
+
+/** The image render() reads in place of the upload: raw pixels, or a PNG of this thread's making; undefined: sharp decodes the upload. */
+export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, resize?: StillResize): Promise<{ raw: RawPixels } | { bytes: Uint8Array } | undefined> {
+  const tool = ctx.settings.stills?.imageDecode
+  if (tool === undefined || !SANDBOXED_STILLS.has(media.format)) return undefined
+  return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
+    const maxPixels = ctx.settings.maxInputPixels
+    // The animation's limits too: the decoder refuses an animation over them from its frame count before it decodes
+    // a frame, as sharp's header pass does (workers/image/image.ts inspect), so a broken first frame is no 422 there.
+    const limits = ['--max-pixels', String(maxPixels), '--max-frames', String(ctx.settings.maxAnimationFrames), '--frame-budget', String(ANIMATION_PIXELS_FACTOR * maxPixels)]
+    // An animation the output keeps whole is left to sharp (exit 4) before the decoder decodes a frame of it.
+    const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
+    const run = await runTool(tool, ['--still', media.format, ...limits, ...kept, ...fitArgs(media.format, resize), path], {
+      signal: ctx.signal,
+      // 16-bit RGBA at the pixel limit, and a profile (at most the file).
+      maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),
+      children: ctx.settings.children,
+      sandbox: ctx.settings.sandbox,
+      reads: [path],
+      anyExitCode: true
+    })
+    if (run.code === ANIMATED) return undefined
+    if (run.code === TOO_LARGE) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit', run.stderr.trim())
+    if (run.code === REFUSED) throw new JobError('MEDIA_UNREADABLE', 'the image could not be decoded', run.stderr.trim())
+    // A signal (a crash) or anything else: this request's 422, never a second decode by sharp.
+    if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
+    const { pixels, frames, icc } = parse(run.stdout, maxPixels)
+    // An absurd animation is refused as sharp's header pass refuses it (workers/image/image.ts inspect), first frame or not.
+    checkAnimationInput({ frames, width: pixels.width, height: pixels.height, orientation: 1 }, ctx.settings)
+    // An animation the output keeps whole: sharp decodes every frame (workers/image/animation.ts), as before.
+    if (frames > 1 && keepsAnimation(resize)) return undefined
+    decodes++
+    return icc === undefined || describesSrgb(icc, pixels.channels) ? { raw: pixels } : { bytes: taggedPng(pixels, icc) }
+  })
+}
+
+/** `use` of the source's file: its spool file, or one written for it (the sandbox lets a decoder read one file, its input). */
+export async function withInputFile<T> (ref: JobSource['ref'], tempDir: string, use: (path: string) => Promise<T>): Promise<T> {
+  if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
+  if (ref.location === 'file') return await use(ref.path)
+  // O_EXCL, 0600, in the process's own 0700 folder; removed whatever happens.
+  const path = join(tempDir, `still-${randomBytes(9).toString('base64url')}`)
+  writeFileSync(path, ref.bytes, { flag: 'wx', mode: 0o600 })
+  try {
+    return await use(path)
+  } finally {
+    rmSync(path, { force: true })
+  }
+}
+
+/** The output's header and pixels, their size checked against what the header says (never trusted further). */
+function parse (out: Buffer, maxPixels: number): { pixels: RawPixels, frames: number, icc?: Buffer } {
+  const bad = (why: string) => new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode: ${why}`)
+  if (out.length < HEADER_BYTES || out.toString('latin1', 0, 4) !== 'IMD2') throw bad('no header')
+  const [width, height, channels, bits, frames, iccBytes] = [4, 8, 12, 16, 20, 24].map(at => out.readUInt32LE(at)) as [number, number, number, number, number, number]
+  if (width === 0 || height === 0 || width * height > maxPixels || channels < 1 || channels > 4 || (bits !== 8 && bits !== 16)) throw bad(`${width}x${height}x${channels}, ${bits} bits`)
+  const bytes = width * height * channels * bits / 8
+  if (out.length !== HEADER_BYTES + iccBytes + bytes) throw bad('another size than its header says')
+  const icc = iccBytes === 0 ? undefined : out.subarray(HEADER_BYTES, HEADER_BYTES + iccBytes)
+  let data: Uint8Array | Uint16Array = out.subarray(HEADER_BYTES + iccBytes)
+  // sharp reads 16-bit raw input from a Uint16Array, which must start on an even byte.
+  if (bits === 16) data = new Uint16Array(data.byteOffset % 2 === 0 ? data.buffer : Uint8Array.from(data).buffer, data.byteOffset % 2 === 0 ? data.byteOffset : 0, bytes / 2)
+  return { pixels: { data, width, height, channels: channels as RawPixels['channels'] }, frames, icc }
+}
+
+/** Every frame goes to the output: an animated format asked for, and not the first frame only. */
+const keepsAnimation = (resize: StillResize | undefined) => resize?.format !== undefined && ANIMATED_FORMATS.has(resize.format) && resize.animated !== false
+
+/** --fit MODE WIDTH HEIGHT for a WebP (scaled on load for it, as sharp does); none for the rest. */
+function fitArgs (format: string, resize: StillResize | undefined): string[] {
+  const { width = 0, height = 0, fit = 'cover' } = resize ?? {}
+  const side = (n: number) => Number.isInteger(n) && n >= 0 && n <= MAX_FIT_SIDE
+  if (format !== 'webp' || (width === 0 && height === 0) || !side(width) || !side(height)) return []
+  return ['--fit', fit, String(width), String(height)]
+}
+
+/** As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp. */
+function describesSrgb (icc: Buffer, channels: number): boolean {
+  if (channels < 3) return false
+  return icc.includes('sRGB', 0, 'latin1') || icc.includes('sRGB', 0, 'utf16le') || icc.includes(Buffer.from('\0s\0R\0G\0B', 'latin1'))
+}
+
+/** A PNG of the pixels with the profile as iCCP: stored deflate, filter 0 on every row (16-bit samples big-endian). */
+function taggedPng ({ data, width, height, channels }: RawPixels, icc: Buffer): Buffer {
+  const bits = data instanceof Uint16Array ? 16 : 8
+  const samples = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  const row = width * channels * bits / 8
+  const filtered = Buffer.alloc((row + 1) * height)
+  for (let y = 0; y < height; y++) samples.copy(filtered, y * (row + 1) + 1, y * row, (y + 1) * row)
+  if (bits === 16) for (let y = 0; y < height; y++) filtered.subarray(y * (row + 1) + 1, (y + 1) * (row + 1)).swap16()
+  const chunk = (type: string, body: Buffer) => {
+    const head = Buffer.alloc(8)
+    head.writeUInt32BE(body.length, 0)
+    head.write(type, 4, 'latin1')
+    const crc = Buffer.alloc(4)
+    crc.writeUInt32BE(crc32(body, crc32(head.subarray(4))), 0)
+    return [head, body, crc]
+  }
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr.writeUInt8(bits, 8)
+  ihdr.writeUInt8([0, 0, 4, 2, 6][channels]!, 9)
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    ...chunk('IHDR', ihdr),
+    ...chunk('iCCP', Buffer.concat([Buffer.from('icc\0\0', 'latin1'), deflateSync(icc)])),
+    ...chunk('IDAT', deflateSync(filtered, { level: 0 })),
+    ...chunk('IEND', Buffer.alloc(0))
+  ])
+}
