@@ -102,15 +102,28 @@ export async function app (fastify: FastifyInstance, { config, workerFile }: App
   })
 }
 
+/** The guard's reading is the mean event-loop delay over its last sample interval (under-pressure's default). */
+const PRESSURE_SAMPLE_MS = 1000
+
 /** What every route that runs jobs passes first: the drain gate, admission, and the event-loop and memory guard. */
 async function jobGates (scope: FastifyInstance, config: Config) {
   scope.addHook('onRequest', scope.admitWhileRunning)
   scope.addHook('onRequest', scope.admission.admit)
+  // Until a sample has been taken wholly after the server could take requests, the reading may be its own
+  // start-up's stall (1-2 s of loading and starting threads on a busy machine), over by then: /health said
+  // ready, and the first requests got 503 for up to a second (scripts/warm-compile-cache.ts, as the Docker build
+  // runs it, failed so beside stress-ng).
+  let startedAt = performance.now()
+  const started = async () => { startedAt = performance.now() }
+  scope.addHook('onReady', started)
+  scope.addHook('onListen', started)
   // Event-loop delay and memory guard the job routes only; /health and /metrics keep answering.
   await scope.register(underPressure, {
     maxEventLoopDelay: config.pressureMaxEventLoopDelayMs,
     maxRssBytes: config.pressureMaxRssBytes,
+    sampleInterval: PRESSURE_SAMPLE_MS,
     pressureHandler: async (_request: FastifyRequest, _reply: FastifyReply, type: string) => {
+      if (type === underPressure.TYPE_EVENT_LOOP_DELAY && performance.now() - startedAt < 2 * PRESSURE_SAMPLE_MS) return
       scope.metrics.shed.inc({ reason: type === underPressure.TYPE_EVENT_LOOP_DELAY ? 'event_loop_delay' : 'memory' })
       throw new errors.Overloaded()
     }

@@ -2,12 +2,17 @@
 // and is cut with 408, headers and idle sockets time out, and a refusal reaches a client that is still
 // sending as its answer, not as a reset.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { once } from 'node:events'
+import { closeSync, constants, openSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { LINGER_BYTES, LINGER_BYTES_PER_SECOND, LINGER_MS } from '../../src/plugins/slow-clients.ts'
 import { TEST_KEY, build } from '../helper.ts'
 import { media } from '../media.ts'
+import { tempFolder } from '../temp-folder.ts'
 import { listen, sleep, upload, waitFor } from './helpers.ts'
 
 const portOf = (base: string) => Number(new URL(base).port)
@@ -81,6 +86,8 @@ test('uploads that come fast count as queued work for MAX_QUEUE_WAIT_MS: a reque
   // (200 clients of 12 MB: 2.4 GB through the main thread), only to be refused at submission.
   const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '1000' })
   const base = await listen(app)
+  let heads = 0
+  app.server.on('request', (request: { headers: Record<string, string | undefined> }) => { if (request.headers['content-length'] === String(64 * 2 ** 20)) heads++ })
   const video = await media('mp4-h264')
   const chunk = Buffer.alloc(256 * 2 ** 10)
   const fast = await Promise.all(Array.from({ length: 4 }, () => rawClient(portOf(base))))
@@ -88,7 +95,11 @@ test('uploads that come fast count as queued work for MAX_QUEUE_WAIT_MS: a reque
   // 12.8 MB/s each, far above INTAKE_BYTES_PER_SECOND, for as long as the test needs.
   const timer = setInterval(() => { for (const client of fast) if (client.socket.writableLength < chunk.length) client.socket.write(chunk) }, 20)
   t.after(() => clearInterval(timer))
-  await sleep(300)
+  // Once the server has their heads (a fixed 300 ms was not enough beside stress-ng: some came 100 ms before the
+  // request behind them, the first 1.06 s before it, past MAX_QUEUE_WAIT_MS, where it counts no more), and a
+  // few of INTAKE_TICK_MS's rate checks.
+  await waitFor(() => heads === fast.length, 10_000, 'the fast uploads\' heads')
+  await sleep(200)
   const behind = await rawClient(portOf(base))
   behind.socket.write(requestHead('/api/thumbnail', 1000) + 'x'.repeat(100))
   await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
@@ -106,6 +117,53 @@ test('uploads that come fast count as queued work for MAX_QUEUE_WAIT_MS: a reque
   await sleep(100)
   const res = await upload(base, 'thumbnail', await media('jpeg'))
   assert.equal(res.status, 200, res.body.toString())
+})
+
+test('uploads the server itself holds paused (their temp file cannot open yet) still count as queued work', async (t) => {
+  // Every libuv thread held (a FIFO's open waits for its writer), so the videos' temp files cannot open and the
+  // server stops reading their sockets after 128 KiB, as its niced libuv threads left it beside stress-ng. Judged
+  // by what the server read, they looked slow after a few hundred ms and the request behind them was admitted.
+  const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '1000' })
+  const base = await listen(app)
+  let heads = 0
+  app.server.on('request', (request: { headers: Record<string, string | undefined> }) => { if (request.headers['content-length'] === String(64 * 2 ** 20)) heads++ })
+  const video = await media('mp4-h264')
+  const chunk = Buffer.alloc(256 * 2 ** 10)
+  const dir = tempFolder('thumbd-held-', t)
+  const fifos = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, (_, i) => join(dir, `fifo-${i}`))
+  for (const fifo of fifos) execFileSync('mkfifo', [fifo])
+  const held = fifos.map(fifo => open(fifo, 'r'))
+  const release = async () => {
+    // Each writer opened from this thread, without blocking it: ENXIO until its reader's open is waiting.
+    const writers: number[] = []
+    for (const fifo of fifos) {
+      for (;;) {
+        try {
+          writers.push(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK))
+          break
+        } catch { await sleep(10) }
+      }
+    }
+    for (const handle of await Promise.all(held)) await handle.close()
+    for (const fd of writers) closeSync(fd)
+  }
+  const fast = await Promise.all(Array.from({ length: 4 }, () => rawClient(portOf(base))))
+  try {
+    for (const client of fast) client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', 64 * 2 ** 20)), video, chunk]))
+    const timer = setInterval(() => { for (const client of fast) if (client.socket.writableLength < chunk.length) client.socket.write(chunk) }, 20)
+    t.after(() => clearInterval(timer))
+    await waitFor(() => heads === fast.length, 10_000, 'the fast uploads\' heads')
+    // Past the point where 128 KiB over the time since its head falls below INTAKE_BYTES_PER_SECOND (0.5 s).
+    await sleep(700)
+    const behind = await rawClient(portOf(base))
+    behind.socket.write(requestHead('/api/thumbnail', 1000) + 'x'.repeat(100))
+    await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
+    assert.match(behind.reply(), /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_OVERLOADED"/, behind.reply())
+    behind.socket.destroy()
+  } finally {
+    for (const client of fast) client.socket.destroy()
+    await release()
+  }
 })
 
 test('headers must arrive in HEADERS_TIMEOUT_MS: an idle socket and half a request are closed, the latter with 408', async (t) => {
