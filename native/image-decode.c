@@ -37,7 +37,8 @@ int tjDestroy(void *handle);
 enum { TJPF_RGB = 0, TJPF_GRAY = 6, TJFLAG_ACCURATEDCT = 4096, TJFLAG_STOPONWARNING = 8192, TJFLAG_LIMITSCANS = 32768 };
 enum { EXIT_REFUSED = 2, EXIT_SIZE = 3, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
 
-static int write_all (const void *data, size_t length) {
+/* All of it on stdout, or -1 (the reader went away): the JPEG path's and the still decoders' one writer. */
+int write_all (const void *data, size_t length) {
   const unsigned char *at = data;
   while (length > 0) {
     ssize_t n = write(STDOUT_FILENO, at, length);

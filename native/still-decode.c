@@ -334,18 +334,6 @@ static void decode_gif (const uint8_t *data, size_t size, const struct still_lim
   refuse(EXIT_REFUSED, "gif", "no frame");
 }
 
-static int write_all (const void *data, size_t length) {
-  const unsigned char *at = data;
-  while (length > 0) {
-    ssize_t n = write(STDOUT_FILENO, at, length);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return -1;
-    at += n;
-    length -= (size_t)n;
-  }
-  return 0;
-}
-
 int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, enum still_frames frames, const struct still_fit *fit) {
   struct picture p = { .orientation = 1 };
   if (strcmp(format, "png") == 0) decode_png(data, size, limits, &p);

@@ -17,4 +17,7 @@ enum still_frames { FRAMES_FIRST, FRAMES_ALL };
 /* Decodes FORMAT (png, webp, gif) from memory and writes the picture on stdout; the exit status. */
 int still_decode (const char *format, const uint8_t *data, size_t size, const struct still_limits *limits, enum still_frames frames, const struct still_fit *fit);
 
+/* native/image-decode.c: all of DATA on stdout, or -1. */
+int write_all (const void *data, size_t length);
+
 #endif
