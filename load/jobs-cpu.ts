@@ -5,12 +5,13 @@
 // (b) the same four outputs as POST /api/thumbnail, /api/storyboard, /api/preview, /api/hash by URL. CPU is the
 // server's process tree (/proc utime+stime, with cutime+cstime of the reaped ffmpeg children), read around each.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { treeCpuSeconds } from './sampler.ts'
 import { startStaticServer } from './static-server.ts'
-import { startServer } from './server-process.ts'
+import { startJobsServer } from './jobs-server.ts'
 
 const { values } = parseArgs({ options: { videos: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, gop: { type: 'string' } } })
 const work = mkdtempSync(join(tmpdir(), 'thumbd-jobs-cpu-'))
@@ -21,28 +22,8 @@ const videos = Array.from({ length: Number(values.videos) }, (_, i) => {
   return name
 })
 
-/** CPU ms of a process and every live descendant (reaped ones are in their parent's cutime/cstime). */
-function treeCpuMs (root: number): number {
-  const stat = (pid: string) => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
-  const parents = new Map<string, string>()
-  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) try { parents.set(pid, stat(pid)[1]!) } catch {}
-  const inTree = (pid: string): boolean => pid === String(root) || (parents.has(pid) && pid !== '1' && inTree(parents.get(pid)!))
-  let ticks = 0
-  for (const pid of parents.keys()) {
-    if (!inTree(pid)) continue
-    try { const f = stat(pid); ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) } catch {}
-  }
-  return ticks * 10
-}
-
 const origin = await startStaticServer(join(work, 'media'))
-const server = await startServer({
-  JOBS_DATA_DIR: join(work, 'jobs-db'),
-  JOBS_DESTINATION_ROOT: join(work, 'out'),
-  JOB_CONCURRENCY: '1',
-  ALLOW_PRIVATE_SOURCES: 'true',
-  ALLOWED_SOURCES: `${origin.base}/`
-})
+const server = await startJobsServer(work, origin.base)
 const auth = { authorization: `Bearer ${server.apiKey}` }
 const json = { ...auth, 'content-type': 'application/json' }
 let jobs = 0
@@ -72,10 +53,10 @@ async function asCalls (video: string) {
 }
 
 const cpuOf = async (work: () => Promise<void>) => {
-  const start = treeCpuMs(server.pid)
+  const start = treeCpuSeconds(server.pid) * 1000
   const began = performance.now()
   await work()
-  return { cpu: treeCpuMs(server.pid) - start, wall: performance.now() - began }
+  return { cpu: treeCpuSeconds(server.pid) * 1000 - start, wall: performance.now() - began }
 }
 const figures = { job: [] as number[], calls: [] as number[], idle: [] as number[] }
 try {

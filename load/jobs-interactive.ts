@@ -11,8 +11,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon, { type Result } from 'autocannon'
 import { startStaticServer } from './static-server.ts'
-import { processTree, CLOCK_TICKS_PER_SECOND } from './sampler.ts'
-import { startServer } from './server-process.ts'
+import { treeCpuSeconds } from './sampler.ts'
+import { startJobsServer } from './jobs-server.ts'
 
 const { values } = parseArgs({ options: { jobs: { type: 'string', default: '100' }, duration: { type: 'string', default: '20' }, connections: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' } } })
 const work = mkdtempSync(join(tmpdir(), 'thumbd-jobs-interactive-'))
@@ -21,13 +21,7 @@ execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x3
 execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=2048x1536', '-frames:v', '1', '-q:v', '3', join(work, 'photo.jpg')])
 const photo = readFileSync(join(work, 'photo.jpg'))
 const origin = await startStaticServer(join(work, 'media'))
-const server = await startServer({
-  JOBS_DATA_DIR: join(work, 'jobs-db'),
-  JOBS_DESTINATION_ROOT: join(work, 'out'),
-  JOB_CONCURRENCY: '1',
-  ALLOW_PRIVATE_SOURCES: 'true',
-  ALLOWED_SOURCES: `${origin.base}/`
-})
+const server = await startJobsServer(work, origin.base)
 const headers = { authorization: `Bearer ${server.apiKey}` }
 
 const interactive = () => new Promise<Result>((resolve, reject) => {
@@ -42,13 +36,12 @@ const interactive = () => new Promise<Result>((resolve, reject) => {
 })
 const summary = (r: Result) => ({ requests: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max, statuses: Object.fromEntries(Object.entries(r.statusCodeStats).map(([s, { count }]) => [s, count])) })
 
-const treeCpuSeconds = () => processTree(server.pid).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND
 /** Until the server's tree uses under 5 % of a core over 2 s: a cancelled job's step may still be finishing. */
 async function idle () {
   for (let until = Date.now() + 120_000; Date.now() < until;) {
-    const before = treeCpuSeconds()
+    const before = treeCpuSeconds(server.pid)
     await new Promise(resolve => setTimeout(resolve, 2000))
-    if (treeCpuSeconds() - before < 0.1) return
+    if (treeCpuSeconds(server.pid) - before < 0.1) return
   }
   throw new Error('the server did not go idle within 2 minutes of the cancel')
 }

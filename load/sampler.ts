@@ -36,8 +36,13 @@ export function processTree (root: number): ProcStat[] {
   return tree
 }
 
+/** CPU seconds of a process and its live descendants (the reaped ones are in their parents' cutime/cstime). */
+export function treeCpuSeconds (root: number): number {
+  return processTree(root).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND
+}
+
 export function startSampler (root: number, everyMs = 200) {
-  const cpu = () => processTree(root).reduce((sum, s) => sum + s.cpuTicks, 0) / CLOCK_TICKS_PER_SECOND
+  const cpu = () => treeCpuSeconds(root)
   const startedCpu = cpu()
   const startedAt = performance.now()
   let peakRssBytes = 0
