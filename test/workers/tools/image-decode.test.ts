@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,22 +15,17 @@ import { test } from 'node:test'
 import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { detectTools, runTool } from '../../../workers/tools/index.ts'
+import { detectTools } from '../../../workers/tools/index.ts'
 import { loadConfig } from '../../../src/config.ts'
 import { jobSettings } from '../../../src/jobs/settings.ts'
+import { imageDecoders, probeDecoder } from './decoder-probe.ts'
 import { AUTH, build, TEST_KEY } from '../../helper.ts'
 import { haveJpegtran, plainGrey, scanBomb } from '../scan-bombs.ts'
 
 const built = existsSync(IMAGE_DECODE_FILE)
 
 async function probe (sandbox: Sandbox, dir: string): Promise<Record<string, string>> {
-  const input = join(dir, 'photo.jpg')
-  const { stdout, stderr } = await runTool(IMAGE_DECODE_FILE, ['--scale', '2', '--size', '64', '48', '--channels', '3', input], {
-    // The probe may be read too: a tool started afresh maps it after the sandbox is entered (the zygote, before).
-    signal: AbortSignal.timeout(20_000), maxStdoutBytes: 1 << 20, children: new SharedArrayBuffer(4), sandbox, reads: [input, join(dir, 'probe.so')], anyExitCode: true
-  })
-  const results = Object.fromEntries(stderr.trim().split('\n').filter(line => / (ok|denied)$/.test(line)).map(line => line.split(' ')))
-  return { ...results, exec: stdout.toString().includes('exec ok') ? 'ok' : 'denied' }
+  return await probeDecoder(['--scale', '2', '--size', '64', '48', '--channels', '3'], join(dir, 'photo.jpg'), dir, sandbox)
 }
 
 test('code inside image-decode cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !built && 'native/image-decode not built' }, async (t) => {
@@ -58,21 +53,6 @@ test('code inside image-decode cannot open /etc/passwd, connect to the server\'s
   assert.deepEqual(await probe(off, dir), { 'open-passwd': 'ok', 'connect-server-port': 'ok', 'read-server-memory': 'ok', exec: 'ok' }, 'sandbox off')
 })
 
-/** The pids of image-decode processes forked for this process (their parent: a zygote of this process). */
-function decoders (): number[] {
-  const found: number[] = []
-  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (!stat.includes('(image-decode)')) continue
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      const grandparent = Number(readFileSync(`/proc/${parent}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
-      if (parent === process.pid || grandparent === process.pid) found.push(Number(pid))
-    } catch {}
-  }
-  return found
-}
-
 test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour gets its thumbnail; nothing restarts', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {
   // 32 scans of 7000x7000: a few hundred ms of decoding, time to find the process and crash it.
   const slow = scanBomb(await plainGrey(7000), 32)
@@ -83,7 +63,7 @@ test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour 
   const victim = post(slow)
   let pids: number[] = []
   const until = Date.now() + 20_000
-  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
   assert.equal(pids.length, 1, 'the slow JPEG\'s decoder is a process of its own')
   const neighbour = post(small)
   process.kill(pids[0]!, 'SIGSEGV')
@@ -108,7 +88,7 @@ test('a decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process g
   const job = post(slow)
   let pids: number[] = []
   const until = Date.now() + 20_000
-  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
   assert.equal(pids.length, 1, 'the decode runs in a process of its own')
   const timedOut = await job
   const deadlineMs = performance.now() - start
@@ -142,7 +122,7 @@ test('opt-in: with the default JPEG_DECODER no JPEG is decoded in a process of i
     const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: slow })
       .finally(() => { job.done = true })
     while (!job.done) {
-      seen = Math.max(seen, decoders().length)
+      seen = Math.max(seen, imageDecoders().length)
       await new Promise(resolve => setTimeout(resolve, 2))
     }
     assert.equal((await reply).statusCode, 200)

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,7 +16,8 @@ import { test } from 'node:test'
 import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { detectTools, runTool } from '../../../workers/tools/index.ts'
+import { detectTools } from '../../../workers/tools/index.ts'
+import { imageDecoders, probeDecoder } from './decoder-probe.ts'
 import { AUTH, build } from '../../helper.ts'
 
 const stills = existsSync(IMAGE_DECODE_FILE) && execFileSyncStatus([IMAGE_DECODE_FILE, '--still', 'png']) === 64
@@ -39,12 +40,7 @@ async function noisy (format: string, side: number): Promise<Buffer> {
 }
 
 async function probe (sandbox: Sandbox, dir: string, format: string): Promise<Record<string, string>> {
-  const input = join(dir, `picture.${format}`)
-  const { stdout, stderr } = await runTool(IMAGE_DECODE_FILE, ['--still', format, '--max-pixels', '1000000', '--max-frames', '1000', '--frame-budget', '4000000', input], {
-    signal: AbortSignal.timeout(20_000), maxStdoutBytes: 1 << 22, children: new SharedArrayBuffer(4), sandbox, reads: [input, join(dir, 'probe.so')], anyExitCode: true
-  })
-  const results = Object.fromEntries(stderr.trim().split('\n').filter(line => / (ok|denied)$/.test(line)).map(line => line.split(' ')))
-  return { ...results, exec: stdout.toString().includes('exec ok') ? 'ok' : 'denied' }
+  return await probeDecoder(['--still', format, '--max-pixels', '1000000', '--max-frames', '1000', '--frame-budget', '4000000'], join(dir, `picture.${format}`), dir, sandbox)
 }
 
 test('code inside image-decode, after it read a PNG, WebP or GIF, cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
@@ -75,24 +71,9 @@ test('code inside image-decode, after it read a PNG, WebP or GIF, cannot open /e
   }
 })
 
-/** The pids of image-decode processes forked for this process (not the zygotes, whose parent is the helper). */
-function decoders (): number[] {
-  const found: number[] = []
-  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (!stat.includes('(image-decode)')) continue
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      const grandparent = Number(readFileSync(`/proc/${parent}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
-      if (parent === process.pid || grandparent === process.pid) found.push(Number(pid))
-    } catch {}
-  }
-  return found
-}
-
 async function firstDecoder (until: number): Promise<number[]> {
   let pids: number[] = []
-  while ((pids = decoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 1))
+  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 1))
   return pids
 }
 
@@ -151,7 +132,7 @@ test('opt-in: with IMAGE_DECODER=in-process no still is decoded in a process of 
     const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body })
       .finally(() => { job.done = true })
     while (!job.done) {
-      seen = Math.max(seen, decoders().length)
+      seen = Math.max(seen, imageDecoders().length)
       await new Promise(resolve => setTimeout(resolve, 1))
     }
     assert.equal((await reply).statusCode, 200)
