@@ -59,7 +59,8 @@ function dockerIgnored (): RegExp[] {
 
 /** What npm ci's postinstall builds in native/ (scripts/build-zygote.sh's `-o native/NAME`). */
 function nativeBuilt (): string[] {
-  return [...readFileSync(join(root, 'scripts/build-zygote.sh'), 'utf8').matchAll(/-o native\/(\S+)/g)].map(m => m[1]!)
+  // Each name once: a binary with a fallback build (image-decode for JPEG only) has two -o lines.
+  return [...new Set([...readFileSync(join(root, 'scripts/build-zygote.sh'), 'utf8').matchAll(/-o native\/(\S+)/g)].map(m => m[1]!))]
 }
 
 /** Files under `dir` that scripts/prune-node-modules.sh removes (licences kept). */
