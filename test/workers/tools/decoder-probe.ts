@@ -1,11 +1,43 @@
 // What the confinement and crash tests of native/image-decode share (image-decode.test.ts for its JPEG path,
 // still-decode.test.ts for PNG, WebP and GIF): the probe's run and what it reports, and the decoder processes of
 // this test process.
-import { readdirSync, readFileSync } from 'node:fs'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { TestContext } from 'node:test'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { runTool } from '../../../workers/tools/index.ts'
+import { detectTools, runTool } from '../../../workers/tools/index.ts'
+
+/** What each probe attempt gives inside the sandbox, and with it off. */
+export const DENIED = { 'open-passwd': 'denied', 'connect-server-port': 'denied', 'read-server-memory': 'denied', exec: 'denied' }
+export const ALLOWED = { 'open-passwd': 'ok', 'connect-server-port': 'ok', 'read-server-memory': 'ok', exec: 'ok' }
+
+/**
+ * A folder with the probe built (test/workers/tools/image-probe.c, preloaded in place of each library's first call),
+ * a listener of this process for it to connect to (the server's port: THUMBD_TOOL_OF is this pid), a key in this
+ * process's memory (as API_KEYS is in the server's), and the three sandboxes to run the decoder in: forked from its
+ * zygote, started afresh, and off (prlimit and setpriv only).
+ */
+export async function probeSetup (t: TestContext, prefix: string): Promise<{ dir: string, zygote: Sandbox, afresh: Sandbox, off: Sandbox }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'probe.so'), new URL('image-probe.c', import.meta.url).pathname])
+  const listener = createServer(socket => socket.destroy())
+  await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve))
+  t.after(() => listener.close())
+  const port = (listener.address() as { port: number }).port
+  const secret = `thumbd-key-${randomBytes(12).toString('hex')}`
+  const env = { PATH: process.env.PATH!, LD_PRELOAD: join(dir, 'probe.so'), PROBE_PORT: String(port), PROBE_SECRET: secret }
+  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env })
+  assert.equal(detected.confinementMissing, false, detected.confinement)
+  const zygote = { ...detected.sandbox, addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
+  return { dir, zygote, afresh: { ...zygote, zygote: undefined }, off: { ...zygote, zygote: undefined, exec: undefined } }
+}
 
 /**
  * image-decode run on `input` with the probe (DIR/probe.so, preloaded by the caller's env) inside: what each of its

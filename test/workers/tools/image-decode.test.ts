@@ -5,20 +5,15 @@
 // SIGSEGV sent to it) gives its request a 422 while a neighbour's decode goes on, nothing restarted. It is opt-in
 // (JPEG_DECODER=sandbox): with the default setting no JPEG is decoded in a process of its own.
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { detectTools } from '../../../workers/tools/index.ts'
 import { loadConfig } from '../../../src/config.ts'
 import { jobSettings } from '../../../src/jobs/settings.ts'
-import { imageDecoders, probeDecoder } from './decoder-probe.ts'
+import { ALLOWED, DENIED, imageDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
 import { AUTH, build, TEST_KEY } from '../../helper.ts'
 import { haveJpegtran, plainGrey, scanBomb } from '../scan-bombs.ts'
 
@@ -29,28 +24,13 @@ async function probe (sandbox: Sandbox, dir: string): Promise<Record<string, str
 }
 
 test('code inside image-decode cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !built && 'native/image-decode not built' }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-image-probe-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'probe.so'), new URL('image-probe.c', import.meta.url).pathname])
+  const { dir, zygote, afresh, off } = await probeSetup(t, 'thumbd-image-probe-')
   writeFileSync(join(dir, 'photo.jpg'), await sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } }).jpeg().toBuffer())
-  // The server's port: a listener of this process (the server, for the tool: THUMBD_TOOL_OF is this pid).
-  const listener = createServer(socket => socket.destroy())
-  await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve))
-  t.after(() => listener.close())
-  const port = (listener.address() as { port: number }).port
-  // A key in this process's memory, as API_KEYS is in the server's.
-  const secret = `thumbd-key-${randomBytes(12).toString('hex')}`
-  const env = { PATH: process.env.PATH!, LD_PRELOAD: join(dir, 'probe.so'), PROBE_PORT: String(port), PROBE_SECRET: secret }
-  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env })
-  assert.equal(detected.confinementMissing, false, detected.confinement)
-  const limits = { addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
-  const denied = { 'open-passwd': 'denied', 'connect-server-port': 'denied', 'read-server-memory': 'denied', exec: 'denied' }
-  assert.deepEqual(await probe({ ...detected.sandbox, ...limits }, dir), denied, 'forked from its zygote')
-  assert.deepEqual(await probe({ ...detected.sandbox, ...limits, zygote: undefined }, dir), denied, 'started afresh')
+  assert.deepEqual(await probe(zygote, dir), DENIED, 'forked from its zygote')
+  assert.deepEqual(await probe(afresh, dir), DENIED, 'started afresh')
   // The sandbox off: no thumbd-sandbox-exec, no zygote (prlimit and setpriv only). Every attempt succeeds, so each
   // denial above is the sandbox's doing.
-  const off = { ...detected.sandbox, ...limits, zygote: undefined, exec: undefined }
-  assert.deepEqual(await probe(off, dir), { 'open-passwd': 'ok', 'connect-server-port': 'ok', 'read-server-memory': 'ok', exec: 'ok' }, 'sandbox off')
+  assert.deepEqual(await probe(off, dir), ALLOWED, 'sandbox off')
 })
 
 test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour gets its thumbnail; nothing restarts', { skip: (!built || !haveJpegtran) && 'native/image-decode or jpegtran missing' }, async (t) => {

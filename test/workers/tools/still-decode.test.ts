@@ -7,17 +7,13 @@
 // process of its own (so none of this holds there).
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { detectTools } from '../../../workers/tools/index.ts'
-import { imageDecoders, probeDecoder } from './decoder-probe.ts'
+import { ALLOWED, DENIED, imageDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
 import { AUTH, build } from '../../helper.ts'
 
 const stills = existsSync(IMAGE_DECODE_FILE) && execFileSyncStatus([IMAGE_DECODE_FILE, '--still', 'png']) === 64
@@ -44,30 +40,16 @@ async function probe (sandbox: Sandbox, dir: string, format: string): Promise<Re
 }
 
 test('code inside image-decode, after it read a PNG, WebP or GIF, cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'thumbd-still-probe-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'probe.so'), new URL('image-probe.c', import.meta.url).pathname])
+  const { dir, zygote, afresh, off } = await probeSetup(t, 'thumbd-still-probe-')
   const picture = sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } })
   writeFileSync(join(dir, 'picture.png'), await picture.clone().png().toBuffer())
   writeFileSync(join(dir, 'picture.webp'), await picture.clone().webp().toBuffer())
   writeFileSync(join(dir, 'picture.gif'), await picture.clone().gif().toBuffer())
-  const listener = createServer(socket => socket.destroy())
-  await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve))
-  t.after(() => listener.close())
-  const port = (listener.address() as { port: number }).port
-  // A key in this process's memory, as API_KEYS is in the server's.
-  const secret = `thumbd-key-${randomBytes(12).toString('hex')}`
-  const env = { PATH: process.env.PATH!, LD_PRELOAD: join(dir, 'probe.so'), PROBE_PORT: String(port), PROBE_SECRET: secret }
-  const detected = await detectTools({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', zygote: 'auto', env })
-  assert.equal(detected.confinementMissing, false, detected.confinement)
-  const limits = { addressSpaceBytes: 4 * 2 ** 30, cpuSeconds: 10 }
-  const denied = { 'open-passwd': 'denied', 'connect-server-port': 'denied', 'read-server-memory': 'denied', exec: 'denied' }
-  const allowed = { 'open-passwd': 'ok', 'connect-server-port': 'ok', 'read-server-memory': 'ok', exec: 'ok' }
   for (const format of FORMATS) {
-    assert.deepEqual(await probe({ ...detected.sandbox, ...limits }, dir, format), denied, `${format}: forked from its zygote`)
-    assert.deepEqual(await probe({ ...detected.sandbox, ...limits, zygote: undefined }, dir, format), denied, `${format}: started afresh`)
+    assert.deepEqual(await probe(zygote, dir, format), DENIED, `${format}: forked from its zygote`)
+    assert.deepEqual(await probe(afresh, dir, format), DENIED, `${format}: started afresh`)
     // The sandbox off (prlimit and setpriv only): every attempt succeeds, so each denial above is the sandbox's doing.
-    assert.deepEqual(await probe({ ...detected.sandbox, ...limits, zygote: undefined, exec: undefined }, dir, format), allowed, `${format}: sandbox off`)
+    assert.deepEqual(await probe(off, dir, format), ALLOWED, `${format}: sandbox off`)
   }
 })
 
