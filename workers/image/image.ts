@@ -12,7 +12,9 @@ import { encodeDecoded } from './jpeg-direct.ts'
 import { jpegFacts } from './jpeg-header.ts'
 import { checkScans } from './jpeg-scans.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
-import { decodeStill, withInputFile, type RawPixels, type StillResize } from './still-sandboxed.ts'
+import { withInputFile } from './input-file.ts'
+import { describesSrgb } from './srgb-profile.ts'
+import { decodeStill, type RawPixels, type StillResize } from './still-sandboxed.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../../contract/types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawPixels }
@@ -80,11 +82,6 @@ type Colour = 'untagged' | 'keep' | 'convert'
 export function colourHandling ({ icc, space }: { icc?: Buffer, space?: string }): Colour {
   if (icc === undefined || space !== 'srgb') return 'convert'
   return describesSrgb(icc) ? 'untagged' : 'keep'
-}
-
-/** The profile's description names sRGB (in its ASCII 'desc' or UTF-16 'mluc' form), as imgproxy tests it. */
-function describesSrgb (icc: Buffer): boolean {
-  return icc.includes('sRGB', 0, 'latin1') || icc.includes('sRGB', 0, 'utf16le') || icc.includes(Buffer.from('\0s\0R\0G\0B', 'latin1'))
 }
 
 /** `headerBy` 'sharp': the header is read by sharp's metadata() whatever the decoder (see the turbo line below). */

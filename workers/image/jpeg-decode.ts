@@ -62,7 +62,7 @@ export async function turboDecode (bytes: Uint8Array, facts: SourceFacts, resize
   if (profile !== undefined && toSrgb === undefined) return undefined
   // In the decoder sandbox where native/image-decode is built: libturbojpeg never reads these bytes in this thread.
   const decoded = ctx.settings.imageDecode !== undefined
-    ? await decodeSandboxed({ bytes }, [facts.width, facts.height], facts.channels === 1 ? 1 : 3, shrink, ctx)
+    ? await decodeSandboxed(bytes, [facts.width, facts.height], facts.channels === 1 ? 1 : 3, shrink, ctx)
     : inThread(tj, bytes, facts, shrink)
   if (decoded === undefined) return undefined
   if (toSrgb !== undefined) toSrgb(decoded.data)

@@ -4,12 +4,10 @@
 // Why a C tool and not a sandboxed Node+sharp child: the tool forks from its zygote with libturbojpeg loaded
 // (~0.3 ms and ~1 MB of its own pages), where a Node child costs ~40 ms and ~40 MB to start, a zygote of Node
 // cannot fork (threads), and the pool thread resizes and encodes the trusted pixels with sharp anyway.
-import { randomBytes } from 'node:crypto'
-import { rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { JobError } from '../../contract/job-error.ts'
 import type { JobContext } from '../../contract/types.ts'
 import { runTool } from '../tools/index.ts'
+import { withInputFile } from './input-file.ts'
 
 /** image-decode's exit codes (native/image-decode.c). */
 const REFUSED = 2
@@ -22,12 +20,9 @@ export interface Decoded { data: Buffer, width: number, height: number, channels
  * The pixels, or undefined where the decoder refused the JPEG (a libjpeg warning, another size): sharp's path
  * then gives the same 4xx as before. A decoder that died of a signal (a crash) is a 422, not handed to sharp.
  */
-export async function decodeSandboxed (input: { bytes: Uint8Array } | { path: string }, size: [number, number], channels: 1 | 3, shrink: number, ctx: JobContext): Promise<Decoded | undefined> {
+export async function decodeSandboxed (bytes: Uint8Array, size: [number, number], channels: 1 | 3, shrink: number, ctx: JobContext): Promise<Decoded | undefined> {
   const tool = ctx.settings.imageDecode!
-  // O_EXCL, 0600, in the process's own 0700 folder; removed whatever happens.
-  const path = 'path' in input ? input.path : join(tool.tempDir, `decode-${randomBytes(9).toString('base64url')}.jpg`)
-  if ('bytes' in input) writeFileSync(path, input.bytes, { flag: 'wx', mode: 0o600 })
-  try {
+  return await withInputFile({ location: 'memory', bytes }, tool.tempDir, async path => {
     const [w, h] = [Math.ceil(size[0] / shrink), Math.ceil(size[1] / shrink)]
     const run = await runTool(tool.path, ['--scale', String(shrink), '--size', String(size[0]), String(size[1]), '--channels', String(channels), path], {
       signal: ctx.signal,
@@ -44,7 +39,5 @@ export async function decodeSandboxed (input: { bytes: Uint8Array } | { path: st
       throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', 'image-decode answered another size')
     }
     return { data: out.subarray(HEADER_BYTES), width: w, height: h, channels }
-  } finally {
-    if ('bytes' in input) rmSync(path, { force: true })
-  }
+  })
 }

@@ -8,15 +8,14 @@
 //   libvips handles the profile exactly as for the original file (kept, or converted by its Little CMS). Only
 //   the profile's bytes there came from the upload; the PNG's structure is this thread's own.
 // Animations the job keeps whole (animated WebP always, for now) stay with sharp: undefined.
-import { randomBytes } from 'node:crypto'
-import { rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { crc32, deflateSync } from 'node:zlib'
 import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
 import { JobError } from '../../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR } from '../../contract/limits.ts'
 import type { ImageOptions, JobContext, JobSource } from '../../contract/types.ts'
 import { runTool } from '../tools/index.ts'
+import { withInputFile } from './input-file.ts'
+import { describesSrgb } from './srgb-profile.ts'
 
 /** image-decode's exit codes (native/still-decode.c). */
 const REFUSED = 2
@@ -71,22 +70,9 @@ export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, r
     // An animation the output keeps whole: sharp decodes every frame (workers/image/animation.ts), as before.
     if (frames > 1 && keepsAnimation(resize)) return undefined
     decodes++
-    return icc === undefined || describesSrgb(icc, pixels.channels) ? { raw: pixels } : { bytes: taggedPng(pixels, icc) }
+    // As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp.
+    return icc === undefined || (pixels.channels >= 3 && describesSrgb(icc)) ? { raw: pixels } : { bytes: taggedPng(pixels, icc) }
   })
-}
-
-/** `use` of the source's file: its spool file, or one written for it (the sandbox lets a decoder read one file, its input). */
-export async function withInputFile<T> (ref: JobSource['ref'], tempDir: string, use: (path: string) => Promise<T>): Promise<T> {
-  if (ref.location === 'remote') throw new JobError('INTERNAL', 'internal error', 'images are never read remotely')
-  if (ref.location === 'file') return await use(ref.path)
-  // O_EXCL, 0600, in the process's own 0700 folder; removed whatever happens.
-  const path = join(tempDir, `still-${randomBytes(9).toString('base64url')}`)
-  writeFileSync(path, ref.bytes, { flag: 'wx', mode: 0o600 })
-  try {
-    return await use(path)
-  } finally {
-    rmSync(path, { force: true })
-  }
 }
 
 /** The output's header and pixels, their size checked against what the header says (never trusted further). */
@@ -113,12 +99,6 @@ function fitArgs (format: string, resize: StillResize | undefined): string[] {
   const side = (n: number) => Number.isInteger(n) && n >= 0 && n <= MAX_FIT_SIDE
   if (format !== 'webp' || (width === 0 && height === 0) || !side(width) || !side(height)) return []
   return ['--fit', fit, String(width), String(height)]
-}
-
-/** As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp. */
-function describesSrgb (icc: Buffer, channels: number): boolean {
-  if (channels < 3) return false
-  return icc.includes('sRGB', 0, 'latin1') || icc.includes('sRGB', 0, 'utf16le') || icc.includes(Buffer.from('\0s\0R\0G\0B', 'latin1'))
 }
 
 /** A PNG of the pixels with the profile as iCCP: stored deflate, filter 0 on every row (16-bit samples big-endian). */
