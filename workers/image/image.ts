@@ -12,7 +12,6 @@ import { encodeDecoded } from './jpeg-direct.ts'
 import { jpegFacts } from './jpeg-header.ts'
 import { checkScans } from './jpeg-scans.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
-import { withInputFile } from './input-file.ts'
 import { describesSrgb } from './srgb-profile.ts'
 import { decodeStill, type RawPixels, type StillResize } from './still-sandboxed.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../../contract/types.ts'
@@ -39,15 +38,12 @@ const decodeOptions = (ctx: JobContext, animated = false) => ({
  * What sharp reads for an image source: its bytes or file, or for HEIC the PNG heif-decode makes of it.
  * `resize`: the resize the input is for (a job's ImageOptions), so that a HEIC's embedded thumbnail can stand in
  * for the full photo when it is large enough (workers/image/heif.ts); without it, the full photo.
- * IMAGE_DECODER=sandbox: a still PNG, WebP or GIF is decoded in the decoder sandbox (workers/image/still-sandboxed.ts),
- * an AVIF by heif-decode as a HEIC is; sharp then reads trusted pixels.
+ * IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF is decoded in the decoder sandbox by sharp's own libvips
+ * (workers/image/still-sandboxed.ts); sharp then reads trusted pixels.
  */
 export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize): Promise<ImageInput> {
   const { ref, media } = source
   if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx, resize) }
-  if (media.format === 'avif' && ctx.settings.stills?.avif === true) {
-    return { bytes: await withInputFile(ref, ctx.settings.stills.tempDir, path => decodeHeif({ ...source, ref: { location: 'file', path } }, ctx, resize)) }
-  }
   const still = await decodeStill(source, ctx, resize)
   if (still !== undefined) return still
   const stored = storedImage(ref)

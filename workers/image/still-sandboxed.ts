@@ -1,13 +1,14 @@
-// IMAGE_DECODER=sandbox: a still PNG, WebP or GIF (its first frame) decoded by native/image-decode in the decoder
-// sandbox (as JPEGs are, workers/image/jpeg-sandboxed.ts), so that a bug in libpng, libwebp or giflib reaches a process
-// that holds no key and no other photo, and a decode past the deadline or of a client that left is killed. The
+// IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF (the first frame) decoded by native/image-decode in the decoder
+// sandbox with sharp's own libvips and sharp's loader options (as JPEGs are, workers/image/jpeg-sandboxed.ts), so that
+// a bug in libspng, libwebp, libnsgif or libheif reaches a process that holds no key and no other photo, and a decode
+// past the deadline or of a client that left is killed; the same decoders as in-process, so the same refusals. The
 // pool thread gets display-oriented pixels and the ICC profile on a pipe, checks their size, and sharp resizes
 // and encodes them as it would have its own decode's:
 // - untagged, or a profile that describes sRGB (which sharp drops unread, image.ts colourHandling): raw pixels;
 // - another profile: the pixels in a PNG this thread writes (stored, no filter) with the profile as iCCP, so
 //   libvips handles the profile exactly as for the original file (kept, or converted by its Little CMS). Only
 //   the profile's bytes there came from the upload; the PNG's structure is this thread's own.
-// Animations the job keeps whole (animated WebP always, for now) stay with sharp: undefined.
+// Animations the job keeps whole stay with sharp: undefined.
 import { crc32, deflateSync } from 'node:zlib'
 import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
 import { JobError } from '../../contract/job-error.ts'
@@ -37,7 +38,7 @@ let decodes = 0
 /** Stills this thread had decoded in the sandbox (the tests check that the path was taken). */
 export const stillDecodes = () => decodes
 
-export const SANDBOXED_STILLS = new Set(['png', 'webp', 'gif'])
+export const SANDBOXED_STILLS = new Set(['png', 'webp', 'gif', 'avif'])
 
 /** The image render() reads in place of the upload: raw pixels, or a PNG of this thread's making; undefined: sharp decodes the upload. */
 export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, resize?: StillResize): Promise<{ raw: RawPixels } | { bytes: Uint8Array } | undefined> {
