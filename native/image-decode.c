@@ -8,14 +8,19 @@
 // A bug in a decoder then reaches this process only: not the server's keys, not other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
-//   image-decode --still png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
-//                [--fit MODE W H] FILE
+//   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
+//                [--fit MODE W H] [--profile keep|convert] FILE
 //
 // --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose); W H the size its
 // header pass read, at 1/N that of the decode; channels 1 grey, 3 RGB (CMYK is refused: sharp's). Output: "TJD1",
 // then width, height and channels (u32 little-endian), then the pixels, rows top to bottom, orientation not applied.
 // --still: the first frame, display-oriented (its EXIF orientation applied); --fit (sharp's fit; 0 for a side not
-// given) scales a WebP on load as sharp does (src/pipeline.cc: scale = 1 / min(hshrink, vshrink) when above 1).
+// given) reduces a JPEG or WebP on load as sharp does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale
+// 1 / min(hshrink, vshrink) when above 1). Colour, as sharp's pipeline: an 8-bit picture whose profile sharp would
+// convert through is converted to sRGB here, by libvips' own Little CMS (a CMYK one without a profile, through
+// libvips' CMYK profile), so the profile is parsed here, not in the server; --profile keep (the default) hands back
+// an RGB picture's profile that does not describe sRGB, which the pool thread may keep on its output; convert
+// converts that one too. A 16-bit picture's profile is handed back.
 // Output: "IMD2", then width, height, channels (1-4), bits (8 or 16, little-endian samples), frames (of the file)
 // and the profile's length, u32 little-endian; the profile; the pixels, rows top to bottom.
 // Exit: 0; 2 the decoder refused the image (an error or a warning, as sharp's failOn: 'warning'); 3 over the
@@ -24,6 +29,7 @@
 //
 // libvips' prototypes are declared here (its C API, stable across 8.x), as the house declares TurboJPEG's: the
 // build needs only the library sharp installs, no -dev package (scripts/build-zygote.sh).
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -51,14 +57,19 @@ int vips_image_get_width (const VipsImage *image);
 int vips_image_get_height (const VipsImage *image);
 int vips_image_get_bands (const VipsImage *image);
 int vips_image_get_format (const VipsImage *image);
+int vips_image_get_interpretation (const VipsImage *image);
 int vips_image_get_orientation (VipsImage *image);
 unsigned long vips_image_get_typeof (const VipsImage *image, const char *name);
 int vips_image_get_int (const VipsImage *image, const char *name, int *out);
 int vips_image_get_blob (const VipsImage *image, const char *name, const void **data, size_t *length);
 void *vips_image_write_to_memory (VipsImage *in, size_t *size);
+int vips_icc_transform (VipsImage *in, VipsImage **out, const char *output_profile, ...);
+void vips_error_clear (void);
 
 /* libvips' enums (vips/image.h, vips/foreign.h). */
 enum { VIPS_ACCESS_SEQUENTIAL = 1, VIPS_FAIL_ON_WARNING = 3, VIPS_FORMAT_UCHAR = 0, VIPS_FORMAT_USHORT = 2 };
+enum { VIPS_INTERPRETATION_CMYK = 15, VIPS_INTERPRETATION_LABS = 21, VIPS_INTERPRETATION_sRGB = 22, VIPS_INTERPRETATION_GREY16 = 26 };
+enum { VIPS_INTENT_PERCEPTUAL = 0 };
 enum { EXIT_REFUSED = 2, EXIT_TOO_LARGE = 3, EXIT_ANIMATED = 4, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
 
 /* The loaders thumbd serves; every other one (TIFF, SVG, PDF, matrix ...) blocked, as sharp is in the pool thread. */
@@ -182,8 +193,9 @@ static double sharp_shrink (const struct fit *fit, double width, double height) 
 }
 
 /* sharp's loader of FORMAT, with sharp's options for a first page (src/common.cc GetOptionsForImageType); `scale`:
- * a WebP's scale on load (1: none); `page`: a HEIF's page. */
+ * a WebP's scale on load, a JPEG's shrink (1: none); `page`: a HEIF's page. */
 static int load (const char *format, unsigned char *bytes, size_t size, double scale, int page, VipsImage **image) {
+  if (strcmp(format, "jpeg") == 0) return vips_jpegload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "shrink", (int)scale, NULL);
   if (strcmp(format, "png") == 0) return vips_pngload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
   if (strcmp(format, "gif") == 0) return vips_gifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, NULL);
   if (strcmp(format, "avif") == 0) return vips_heifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", page, NULL);
@@ -221,10 +233,47 @@ static uint8_t *orient (uint8_t *pixels, uint32_t *width, uint32_t *height, size
   return out;
 }
 
+/* Set once the picture went through a conversion to sRGB: its profile is spent, never handed back. */
+static int converted;
+
+/* Whether an ICC profile's description names sRGB, as workers/image/srgb-profile.ts describesSrgb tests it. */
+static int describes_srgb (const void *icc, size_t length) {
+  return memmem(icc, length, "sRGB", 4) != NULL || memmem(icc, length, "s\0R\0G\0B\0", 8) != NULL || memmem(icc, length, "\0s\0R\0G\0B", 8) != NULL;
+}
+
+/* What sharp's pipeline does with the picture's colour before the resize (src/pipeline.cc), for 8-bit pictures: a
+ * profile converted to sRGB (perceptual, embedded), but an sRGB one dropped unread and, unless `convert`, another
+ * RGB one handed back (image.ts colourHandling: kept on the output); a CMYK picture without one through libvips'
+ * CMYK profile. A profile libvips refuses is no refusal: sharp goes on without it (its "Invalid embedded profile"). */
+static VipsImage *to_srgb (VipsImage *image, int convert) {
+  if (vips_image_get_format(image) != VIPS_FORMAT_UCHAR) return image;
+  int space = vips_image_get_interpretation(image);
+  VipsImage *out = NULL;
+  int failed;
+  if (vips_image_get_typeof(image, "icc-profile-data") != 0) {
+    const void *icc;
+    size_t length;
+    if (vips_image_get_blob(image, "icc-profile-data", &icc, &length) != 0 || space == VIPS_INTERPRETATION_LABS || space == VIPS_INTERPRETATION_GREY16) return image;
+    int rgb = space == VIPS_INTERPRETATION_sRGB && vips_image_get_bands(image) >= 3;
+    if (rgb && (describes_srgb(icc, length) || !convert)) return image;  /* the pool thread drops or keeps it */
+    failed = vips_icc_transform(image, &out, "srgb", "embedded", 1, "intent", VIPS_INTENT_PERCEPTUAL, "depth", 8, NULL);
+  } else if (space == VIPS_INTERPRETATION_CMYK) {
+    failed = vips_icc_transform(image, &out, "srgb", "input_profile", "cmyk", "intent", VIPS_INTENT_PERCEPTUAL, NULL);
+  } else {
+    return image;
+  }
+  if (failed != 0) {
+    vips_error_clear();
+    return image;
+  }
+  converted = 1;
+  return out;
+}
+
 static int still (int argc, char **argv) {
   struct fit fit = { FIT_NONE, 0, 0 };
   long long max_pixels = 0, max_frames = 0, frame_budget = 0;
-  int all_frames = 0, at = 3;
+  int all_frames = 0, convert_profile = 0, at = 3;
   const char *format = argv[2];
   for (; at + 1 < argc - 1; at += 2) {
     if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
@@ -232,13 +281,14 @@ static int still (int argc, char **argv) {
     else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
     else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "all") == 0) all_frames = 1;
     else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "first") == 0) all_frames = 0;
+    else if (strcmp(argv[at], "--profile") == 0 && (strcmp(argv[at + 1], "keep") == 0 || strcmp(argv[at + 1], "convert") == 0)) convert_profile = strcmp(argv[at + 1], "convert") == 0;
     else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
       fit = (struct fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
       if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
       at += 2;
     } else return EXIT_USAGE;
   }
-  int known = strcmp(format, "png") == 0 || strcmp(format, "webp") == 0 || strcmp(format, "gif") == 0 || strcmp(format, "avif") == 0;
+  int known = strcmp(format, "jpeg") == 0 || strcmp(format, "png") == 0 || strcmp(format, "webp") == 0 || strcmp(format, "gif") == 0 || strcmp(format, "avif") == 0;
   if (!known || at != argc - 1 || max_pixels <= 0 || max_frames <= 0 || frame_budget <= 0) return EXIT_USAGE;
   size_t size;
   unsigned char *bytes = map_file(argv[argc - 1], &size);
@@ -266,13 +316,19 @@ static int still (int argc, char **argv) {
     if (load(format, bytes, size, 1, primary, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
     orientation = vips_image_get_orientation(image);
   }
-  if (strcmp(format, "webp") == 0 && fit.mode != FIT_NONE) {
+  if ((strcmp(format, "webp") == 0 || strcmp(format, "jpeg") == 0) && fit.mode != FIT_NONE) {
     /* sharp's shrink-on-load reads the stored sides, its target swapped for a quarter turn (pipeline.cc). */
     struct fit stored = fit;
     if (orientation >= 5 && orientation <= 8) stored.width = fit.height, stored.height = fit.width;
     double shrink = sharp_shrink(&stored, (double)width, (double)height);
-    if (shrink > 1 && load(format, bytes, size, 1.0 / shrink, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    if (strcmp(format, "jpeg") == 0) {
+      int factor = shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
+      /* sharp: "lower shrink-on-load for known libjpeg rounding errors". */
+      if (factor > 1 && (int)shrink == factor) factor /= 2;
+      if (factor > 1 && load(format, bytes, size, factor, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    } else if (shrink > 1 && load(format, bytes, size, 1.0 / shrink, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   }
+  image = to_srgb(image, convert_profile);
   uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;
@@ -282,7 +338,7 @@ static int still (int argc, char **argv) {
   /* Read after the decode: a loader sets its metadata again as it decodes, freeing what the header pass had set. */
   const void *icc = NULL;
   size_t icc_length = 0;
-  if (vips_image_get_typeof(image, "icc-profile-data") != 0 && vips_image_get_blob(image, "icc-profile-data", &icc, &icc_length) != 0) icc = NULL, icc_length = 0;
+  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && vips_image_get_blob(image, "icc-profile-data", &icc, &icc_length) != 0) icc = NULL, icc_length = 0;
   size_t px = channels * (bits / 8);
   if (length != (size_t)w * h * px) refuse(EXIT_REFUSED, "another size than its header says");
   pixels = orient(pixels, &w, &h, px, orientation);
