@@ -65,6 +65,10 @@ int vips_image_get_blob (const VipsImage *image, const char *name, const void **
 void *vips_image_write_to_memory (VipsImage *in, size_t *size);
 int vips_icc_transform (VipsImage *in, VipsImage **out, const char *output_profile, ...);
 void vips_error_clear (void);
+typedef struct _VipsTarget VipsTarget;
+VipsTarget *vips_target_new_to_descriptor (int descriptor);
+int vips_rawsave_target (VipsImage *in, VipsTarget *target, ...);
+void g_object_unref (void *object);
 
 /* libvips' enums (vips/image.h, vips/foreign.h). */
 enum { VIPS_ACCESS_SEQUENTIAL = 1, VIPS_FAIL_ON_WARNING = 3, VIPS_FORMAT_UCHAR = 0, VIPS_FORMAT_USHORT = 2 };
@@ -135,6 +139,17 @@ static uint8_t *pixels_of (VipsImage *image, size_t *bytes) {
   return pixels;
 }
 
+/* The decoded pixels written to stdout as libvips decodes them, strip by strip (libvips' raw format: rows top to
+ * bottom, band-interleaved, native-endian samples): no buffer of the whole picture here (its pages cost more to fault
+ * in, in a process that lives for one picture, than its copy). 0, or -1 (a refusal mid-way, or the reader gone). */
+static int stream_pixels (VipsImage *image) {
+  VipsTarget *target = vips_target_new_to_descriptor(STDOUT_FILENO);
+  if (target == NULL) return -1;
+  int rc = vips_rawsave_target(image, target, NULL);
+  g_object_unref(target);
+  return rc;
+}
+
 /* ---- JPEG at a scale (--scale) ---- */
 
 static int jpeg (int argc, char **argv) {
@@ -155,12 +170,11 @@ static int jpeg (int argc, char **argv) {
   }
   /* What raw RGB or grey pixels lose nothing of: CMYK, YCCK and 12-bit stay with sharp's path, as before. */
   if (vips_image_get_bands(image) != channels || vips_image_get_format(image) != VIPS_FORMAT_UCHAR) refuse(EXIT_REFUSED, "%d bands, not %d", vips_image_get_bands(image), channels);
-  size_t length;
-  uint8_t *pixels = pixels_of(image, &length);
   uint32_t header[4] = { 0, w, h, (uint32_t)channels };
   memcpy(header, "TJD1", 4);
-  if (length != (size_t)w * h * (size_t)channels) refuse(EXIT_REFUSED, "another size than its header says");
-  return write_all(header, sizeof header) != 0 || write_all(pixels, length) != 0 ? EXIT_REFUSED : 0;
+  if (write_all(header, sizeof header) != 0) return EXIT_REFUSED;
+  if (stream_pixels(image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  return 0;
 }
 
 /* ---- Stills (--still) ---- */
@@ -333,22 +347,36 @@ static int still (int argc, char **argv) {
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;
   if (channels < 1 || channels > 4 || bits == 0) refuse(EXIT_REFUSED, "%u bands of format %u", channels, band_format);
-  size_t length;
-  uint8_t *pixels = pixels_of(image, &length);
-  /* Read after the decode: a loader sets its metadata again as it decodes, freeing what the header pass had set. */
-  const void *icc = NULL;
+  /* The profile copied before the decode: a loader sets its metadata again as it decodes, freeing what it had set. */
+  const void *blob;
+  void *icc = NULL;
   size_t icc_length = 0;
-  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && vips_image_get_blob(image, "icc-profile-data", &icc, &icc_length) != 0) icc = NULL, icc_length = 0;
-  size_t px = channels * (bits / 8);
+  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && vips_image_get_blob(image, "icc-profile-data", &blob, &icc_length) == 0) {
+    if ((icc = malloc(icc_length)) == NULL) refuse(EXIT_MEMORY, "out of memory");
+    memcpy(icc, blob, icc_length);
+  } else {
+    icc_length = 0;
+  }
+  int turned = orientation >= 2 && orientation <= 8;
+  uint32_t header[7] = { 0, turned && orientation >= 5 ? h : w, turned && orientation >= 5 ? w : h, channels, bits, frames, (uint32_t)icc_length };
+  memcpy(header, "IMD2", 4);
+  if (!turned) {
+    if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0) return EXIT_REFUSED;
+    if (stream_pixels(image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    return 0;
+  }
+  /* Turned: the whole picture first, then its pixels moved. */
+  size_t length, px = channels * (bits / 8);
+  uint8_t *pixels = pixels_of(image, &length);
   if (length != (size_t)w * h * px) refuse(EXIT_REFUSED, "another size than its header says");
   pixels = orient(pixels, &w, &h, px, orientation);
-  uint32_t header[7] = { 0, w, h, channels, bits, frames, (uint32_t)icc_length };
-  memcpy(header, "IMD2", 4);
   if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || write_all(pixels, length) != 0) return EXIT_REFUSED;
   return 0;
 }
 
 int main (int argc, char **argv) {
+  /* A pipe of 1 MB where the kernel allows it (pipe-max-size): the pixels leave in fewer, larger writes. */
+  fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
   if (argc >= 3 && strcmp(argv[1], "--still") == 0) return still(argc, argv);
   return jpeg(argc, argv);
 }

@@ -1,7 +1,8 @@
 // A stand-in for an exploit inside native/image-decode (test/workers/tools/image-decode.test.ts, still-decode.test.ts):
-// preloaded, it takes the place of libvips' vips_image_write_to_memory, which image-decode calls after libvips has
-// read its untrusted input's header, so it runs where an exploit of the decoder would, confined as the decoder
-// is. It reports each attempt on stderr as "<what> ok" or "<what> denied", then tries to exec (stdout "exec ok" if it could).
+// preloaded, it takes the place of libvips' vips_rawsave_target and vips_image_write_to_memory, which image-decode
+// calls after libvips has read its untrusted input's header, so it runs where an exploit of the decoder would,
+// confined as the decoder is. It reports each attempt on stderr as "<what> ok" or "<what> denied", then tries to
+// exec (stdout "exec ok" if it could).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +54,7 @@ static void probe (void) {
   exit(99);
 }
 
-/* A call image-decode makes once libvips has parsed its untrusted input's header (native/image-decode.c), before
+/* The calls image-decode makes once libvips has parsed its untrusted input's header (native/image-decode.c), before
  * the pixels are decoded: where an exploit of a loader would run. */
+int vips_rawsave_target (void) { probe(); return -1; }
 void *vips_image_write_to_memory (void) { probe(); return NULL; }
