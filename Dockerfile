@@ -22,10 +22,10 @@ RUN ldd /opt/ffmpeg/bin/ffmpeg /opt/ffmpeg/bin/ffprobe | awk '$2 == "=>" && $3 ~
 
 FROM node:24-bookworm-slim AS deps
 # The compiler builds the ffmpeg zygote, the decoder sandbox's exec wrapper, the HEIF decoder (native/, with
-# libheif and libpng) and the sandboxed still-image decoder (libturbojpeg, libpng, libwebp, giflib:
-# IMAGE_DECODER=sandbox) in npm ci's postinstall; only the four binaries reach the image.
+# libheif and libpng) and the sandboxed image decoder (IMAGE_DECODER=sandbox: linked to the libvips sharp installs
+# in node_modules, which the image keeps) in npm ci's postinstall; only the four binaries reach the image.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends gcc libc6-dev libheif-dev libpng-dev libturbojpeg0 libwebp-dev libgif-dev pkg-config \
+ && apt-get install -y --no-install-recommends gcc libc6-dev libheif-dev libpng-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -36,12 +36,12 @@ RUN sh scripts/prune-node-modules.sh node_modules
 
 FROM node:24-bookworm-slim
 # tini forwards signals so SIGTERM reaches Node and it can drain; libheif for HEIC, libturbojpeg and Little CMS
-# for JPEG decodes, libwebp for WebP encodes (JPEG_DECODER, through koffi); libpng, libwebp(demux) and giflib
-# for native/image-decode's still decoders; and what ffmpeg links.
+# for JPEG decodes, libwebp for WebP encodes (JPEG_DECODER, through koffi); and what ffmpeg links.
+# native/image-decode links node_modules' own libvips (sharp's), found there by its rpath.
 COPY --from=ffmpeg /opt/ffmpeg/runtime-packages /tmp/ffmpeg-runtime-packages
 RUN apt-get update \
  && apt-get upgrade -y \
- && apt-get install -y --no-install-recommends tini libheif1 libpng16-16 libturbojpeg0 liblcms2-2 libwebp7 libwebpdemux2 libgif7 \
+ && apt-get install -y --no-install-recommends tini libheif1 libpng16-16 libturbojpeg0 liblcms2-2 libwebp7 \
       $(cat /tmp/ffmpeg-runtime-packages) \
  && rm -rf /var/lib/apt/lists/* /tmp/ffmpeg-runtime-packages
 COPY --from=ffmpeg /opt/ffmpeg/bin/ffmpeg /opt/ffmpeg/bin/ffprobe /usr/local/bin/

@@ -177,10 +177,10 @@ export interface JobSettings {
    */
   imageDecode?: { path: string, tempDir: string }
   /**
-   * IMAGE_DECODER=sandbox: still PNG, WebP and GIF decoded by native/image-decode (`imageDecode`, where it has
-   * their decoders) and AVIF by native/heif-decode (`avif`, where built), in the decoder sandbox; undefined: by sharp.
+   * IMAGE_DECODER=sandbox: still PNG, WebP, GIF and AVIF decoded by native/image-decode (`imageDecode`, where
+   * built: sharp's own libvips), in the decoder sandbox; undefined: by sharp.
    */
-  stills?: { imageDecode?: string, avif: boolean, tempDir: string }
+  stills?: { imageDecode?: string, tempDir: string }
   ffprobePath: string
   maxInputPixels: number
   /** JPEG_DECODER: turbojpeg decodes eligible JPEGs through libturbojpeg (workers/image/jpeg-decode.ts); sharp: all through sharp. */

@@ -1,23 +1,38 @@
-// image-decode: a JPEG decoded at a reduced scale by Debian's libturbojpeg, in the decoder sandbox (run as
-// ffmpeg and heif-decode are: forked from its zygote or exec'd through thumbd-sandbox-exec, reading only its
-// input file, no socket, no exec, bounded memory, killed at the job's deadline). The pool thread gets the
-// pixels on stdout and resizes and encodes them with sharp, as it did libturbojpeg's pixels decoded in-process
-// (workers/image/jpeg-decode.ts). A bug in the decoder then reaches this process only: not the server's keys, not
-// other requests' photos.
+// image-decode: an image decoded in the decoder sandbox by the very libvips sharp uses in the pool thread
+// (node_modules/@img/sharp-libvips-<platform>/lib/libvips-cpp.so: mozjpeg, libspng and zlib-ng, libwebp,
+// libnsgif, libheif with aom), with the options sharp gives its loaders (fail_on warning, sequential access, the
+// first page), so a picture decodes here exactly as it would in the server, refused where sharp refuses it.
+// It runs as ffmpeg and heif-decode do: forked from its zygote or exec'd through thumbd-sandbox-exec, reading
+// only its input file, no socket, no exec, bounded memory, killed at the job's deadline. The pool thread gets the
+// pixels on stdout and resizes and encodes them with sharp (workers/image/jpeg-sandboxed.ts, still-sandboxed.ts).
+// A bug in a decoder then reaches this process only: not the server's keys, not other requests' photos.
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
-//   image-decode --still png|webp|gif --max-pixels N --max-frames N --frame-budget N [--frames first|all] [--fit MODE W H] FILE
-//     (native/still-decode.c)
+//   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
+//                [--fit MODE W H] [--profile keep|convert] FILE
 //
-// N: 1, 2, 4 or 8 (the shrink-on-load the pool thread chose); W H: the size the header pass read, which
-// libturbojpeg's own header must give; channels: 1 grey, 3 RGB. Output: "TJD1", then width, height and
-// channels (u32 little-endian), then the pixels, rows top to bottom. Exit: 0; 2 the decoder refused the JPEG
-// (a libjpeg warning or error, more than 500 scans); 3 another size than expected; 64 usage; 70 out of memory.
+// --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose); W H the size its
+// header pass read, at 1/N that of the decode; channels 1 grey, 3 RGB (CMYK is refused: sharp's). Output: "TJD1",
+// then width, height and channels (u32 little-endian), then the pixels, rows top to bottom, orientation not applied.
+// --still: the first frame, display-oriented (its EXIF orientation applied); --fit (sharp's fit; 0 for a side not
+// given) reduces a JPEG or WebP on load as sharp does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale
+// 1 / min(hshrink, vshrink) when above 1). Colour, as sharp's pipeline: an 8-bit picture whose profile sharp would
+// convert through is converted to sRGB here, by libvips' own Little CMS (a CMYK one without a profile, through
+// libvips' CMYK profile), so the profile is parsed here, not in the server; --profile keep (the default) hands back
+// an RGB picture's profile that does not describe sRGB, which the pool thread may keep on its output; convert
+// converts that one too. A 16-bit picture's profile is handed back.
+// Output: "IMD2", then width, height, channels (1-4), bits (8 or 16, little-endian samples), frames (of the file)
+// and the profile's length, u32 little-endian; the profile; the pixels, rows top to bottom.
+// Exit: 0; 2 the decoder refused the image (an error or a warning, as sharp's failOn: 'warning'); 3 over the
+// pixel limit, an animation over its limits (--still), or another size than expected (--scale); 4 an animation
+// the output keeps whole (--frames all: sharp decodes every frame); 64 usage; 70 out of memory.
 //
-// TurboJPEG 2's prototypes are declared here (the API libturbojpeg 2.1 and 3.x export) so that the build needs
-// only the runtime library, as workers/image/jpeg-turbo.ts does through koffi.
+// libvips' prototypes are declared here (its C API, stable across 8.x), as the house declares TurboJPEG's: the
+// build needs only the library sharp installs, no -dev package (scripts/build-zygote.sh).
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,19 +41,84 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "still-decode.h"
+typedef struct _VipsImage VipsImage;
+int vips_init (const char *argv0);
+void vips_concurrency_set (int concurrency);
+void vips_cache_set_max (int max);
+void vips_block_untrusted_set (int state);
+void vips_operation_block_set (const char *name, int state);
+const char *vips_error_buffer (void);
+int vips_jpegload_buffer (void *buf, size_t len, VipsImage **out, ...);
+int vips_pngload_buffer (void *buf, size_t len, VipsImage **out, ...);
+int vips_webpload_buffer (void *buf, size_t len, VipsImage **out, ...);
+int vips_gifload_buffer (void *buf, size_t len, VipsImage **out, ...);
+int vips_heifload_buffer (void *buf, size_t len, VipsImage **out, ...);
+int vips_image_get_width (const VipsImage *image);
+int vips_image_get_height (const VipsImage *image);
+int vips_image_get_bands (const VipsImage *image);
+int vips_image_get_format (const VipsImage *image);
+int vips_image_get_interpretation (const VipsImage *image);
+int vips_image_get_orientation (VipsImage *image);
+unsigned long vips_image_get_typeof (const VipsImage *image, const char *name);
+int vips_image_get_int (const VipsImage *image, const char *name, int *out);
+int vips_image_get_blob (const VipsImage *image, const char *name, const void **data, size_t *length);
+void *vips_image_write_to_memory (VipsImage *in, size_t *size);
+int vips_icc_transform (VipsImage *in, VipsImage **out, const char *output_profile, ...);
+void vips_error_clear (void);
+typedef struct _VipsTarget VipsTarget;
+VipsTarget *vips_target_new_to_descriptor (int descriptor);
+int vips_rawsave_target (VipsImage *in, VipsTarget *target, ...);
+void g_object_unref (void *object);
+unsigned long g_type_from_name (const char *name);
+void *vips_class_map_all (unsigned long type, void *(*fn) (void *cls, void *a), void *a);
 
-void *tjInitDecompress(void);
-int tjDecompressHeader3(void *handle, const unsigned char *jpeg, unsigned long size, int *width, int *height, int *subsamp, int *colorspace);
-int tjDecompress2(void *handle, const unsigned char *jpeg, unsigned long size, unsigned char *dst, int width, int pitch, int height, int pixelFormat, int flags);
-char *tjGetErrorStr2(void *handle);
-int tjDestroy(void *handle);
+/* libvips' enums (vips/image.h, vips/foreign.h). */
+enum { VIPS_ACCESS_SEQUENTIAL = 1, VIPS_FAIL_ON_WARNING = 3, VIPS_FORMAT_UCHAR = 0, VIPS_FORMAT_USHORT = 2 };
+enum { VIPS_INTERPRETATION_CMYK = 15, VIPS_INTERPRETATION_LABS = 21, VIPS_INTERPRETATION_sRGB = 22, VIPS_INTERPRETATION_GREY16 = 26 };
+enum { VIPS_INTENT_PERCEPTUAL = 0 };
+enum { EXIT_REFUSED = 2, EXIT_TOO_LARGE = 3, EXIT_ANIMATED = 4, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
 
-enum { TJPF_RGB = 0, TJPF_GRAY = 6, TJFLAG_ACCURATEDCT = 4096, TJFLAG_STOPONWARNING = 8192, TJFLAG_LIMITSCANS = 32768 };
-enum { EXIT_REFUSED = 2, EXIT_SIZE = 3, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
+/* The loaders thumbd serves; every other one (TIFF, SVG, PDF, matrix ...) blocked, as sharp is in the pool thread. */
+static const char *const LOADERS[] = { "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp", "VipsForeignLoadNsgif", "VipsForeignLoadHeif" };
 
-/* All of it on stdout, or -1 (the reader went away): the JPEG path's and the still decoders' one writer. */
-int write_all (const void *data, size_t length) {
+static void *class_ready (void *cls, void *a) {
+  (void)cls, (void)a;
+  return NULL;
+}
+
+/* Run before main(), so in the zygote before it forks: every decode starts with libvips' types registered (one
+ * thread still: vips_init starts none, and the worker a decode needs is started in the child). */
+__attribute__((constructor)) static void start_libvips (void) {
+  if (vips_init("image-decode") != 0) return;
+  /* One worker: a process decodes one picture, and the pool thread is its parallelism. */
+  vips_concurrency_set(1);
+  vips_cache_set_max(0);
+  vips_operation_block_set("VipsForeignLoad", 1);
+  for (size_t i = 0; i < sizeof LOADERS / sizeof LOADERS[0]; i++) vips_operation_block_set(LOADERS[i], 0);
+  /* Every class initialised now (its arguments' tables built), once in the zygote rather than in each child at
+   * its first operation: ~3 ms of each decode's CPU. Classes only: no image, no thread. */
+  vips_class_map_all(g_type_from_name("VipsObject"), class_ready, NULL);
+}
+
+__attribute__((noreturn, format(printf, 2, 3))) static void refuse (int code, const char *format, ...) {
+  fputs("image-decode: ", stderr);
+  va_list args;
+  va_start(args, format);
+  vfprintf(stderr, format, args);
+  va_end(args);
+  fputc('\n', stderr);
+  exit(code);
+}
+
+/* libvips' own message for what it refused, on one line. */
+static const char *vips_why (void) {
+  static char line[512];
+  snprintf(line, sizeof line, "%s", vips_error_buffer());
+  for (char *c = line; *c != '\0'; c++) if (*c == '\n') *c = *(c + 1) == '\0' ? '\0' : ' ';
+  return line;
+}
+
+static int write_all (const void *data, size_t length) {
   const unsigned char *at = data;
   while (length > 0) {
     ssize_t n = write(STDOUT_FILENO, at, length);
@@ -50,95 +130,263 @@ int write_all (const void *data, size_t length) {
   return 0;
 }
 
-/* The whole file, mapped (its pages come from the page cache, faulted in at once): a JPEG is decoded from memory. */
+/* The whole file, mapped (its pages come from the page cache, faulted in at once): libvips reads it from memory. */
 static unsigned char *map_file (const char *path, size_t *size) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) return NULL;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) refuse(EXIT_REFUSED, "cannot read the input: %s", strerror(errno));
   void *bytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   close(fd);
+  if (bytes == MAP_FAILED) refuse(EXIT_REFUSED, "cannot map the input: %s", strerror(errno));
   *size = (size_t)st.st_size;
-  return bytes == MAP_FAILED ? NULL : bytes;
+  return bytes;
 }
 
-static enum still_fit_mode fit_named (const char *name) {
-  static const char *const names[] = { "cover", "contain", "fill", "inside", "outside" };
-  for (int i = 0; i < 5; i++) if (strcmp(name, names[i]) == 0) return (enum still_fit_mode)(i + 1);
-  return FIT_NONE;
+/* The decoded pixels, as libvips lays them out (band-interleaved rows, native-endian samples). */
+static uint8_t *pixels_of (VipsImage *image, size_t *bytes) {
+  uint8_t *pixels = vips_image_write_to_memory(image, bytes);
+  if (pixels == NULL) refuse(EXIT_REFUSED, "%s", vips_why());
+  return pixels;
 }
 
-/* --still FORMAT --max-pixels N --max-frames N --frame-budget N [--frames first|all] [--fit MODE WIDTH HEIGHT] FILE; 69 where built
- * without the still decoders (their -dev packages missing: scripts/build-zygote.sh), which is how the server
- * tells (workers/tools/detect.ts). */
-static int still (int argc, char **argv) {
-#ifdef THUMBD_NO_STILLS
-  (void)argc, (void)argv, (void)fit_named;
-  return 69;
-#else
-  struct still_fit fit = { FIT_NONE, 0, 0 };
-  long long max_pixels = 0, max_frames = 0, frame_budget = 0;
-  enum still_frames frames = FRAMES_FIRST;
-  int at = 3;
-  for (; at + 1 < argc - 1; at += 2) {
-    if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
-    else if (strcmp(argv[at], "--max-frames") == 0) max_frames = atoll(argv[at + 1]);
-    else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
-    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "all") == 0) frames = FRAMES_ALL;
-    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "first") == 0) frames = FRAMES_FIRST;
-    else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
-      fit = (struct still_fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
-      if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
-      at += 2;
-    } else return EXIT_USAGE;
-  }
-  if (at != argc - 1 || max_pixels <= 0 || max_frames <= 0 || frame_budget <= 0) return EXIT_USAGE;
-  size_t size;
-  unsigned char *bytes = map_file(argv[argc - 1], &size);
-  if (bytes == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
-  struct still_limits limits = { (uint64_t)max_pixels, (uint64_t)max_frames, (uint64_t)frame_budget };
-  return still_decode(argv[2], bytes, size, &limits, frames, &fit);
-#endif
+/* The decoded pixels written to stdout as libvips decodes them, strip by strip (libvips' raw format: rows top to
+ * bottom, band-interleaved, native-endian samples): no buffer of the whole picture here (its pages cost more to fault
+ * in, in a process that lives for one picture, than its copy). 0, or -1 (a refusal mid-way, or the reader gone). */
+static int stream_pixels (VipsImage *image) {
+  VipsTarget *target = vips_target_new_to_descriptor(STDOUT_FILENO);
+  if (target == NULL) return -1;
+  int rc = vips_rawsave_target(image, target, NULL);
+  g_object_unref(target);
+  return rc;
 }
 
-int main (int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--still") == 0) return still(argc, argv);
+/* ---- JPEG at a scale (--scale) ---- */
+
+static int jpeg (int argc, char **argv) {
   if (argc != 9 || strcmp(argv[1], "--scale") != 0 || strcmp(argv[3], "--size") != 0 || strcmp(argv[6], "--channels") != 0) {
     fprintf(stderr, "usage: image-decode --scale N --size W H --channels 1|3 FILE\n");
     return EXIT_USAGE;
   }
   int scale = atoi(argv[2]), expect_w = atoi(argv[4]), expect_h = atoi(argv[5]), channels = atoi(argv[7]);
-  const char *path = argv[argc - 1];
-  if ((scale != 1 && scale != 2 && scale != 4 && scale != 8) || expect_w <= 0 || expect_h <= 0 || (channels != 1 && channels != 3)) {
-    fprintf(stderr, "image-decode: bad arguments\n");
-    return EXIT_USAGE;
-  }
+  if ((scale != 1 && scale != 2 && scale != 4 && scale != 8) || expect_w <= 0 || expect_h <= 0 || (channels != 1 && channels != 3)) refuse(EXIT_USAGE, "bad arguments");
   size_t size;
-  unsigned char *jpeg = map_file(path, &size);
-  if (jpeg == NULL) { fprintf(stderr, "image-decode: cannot read the input: %s\n", strerror(errno)); return EXIT_REFUSED; }
-  void *tj = tjInitDecompress();
-  if (tj == NULL) return EXIT_MEMORY;
-  int w, h, subsamp, space;
-  if (tjDecompressHeader3(tj, jpeg, size, &w, &h, &subsamp, &space) != 0) {
-    fprintf(stderr, "image-decode: header: %s\n", tjGetErrorStr2(tj));
-    return EXIT_REFUSED;
+  unsigned char *bytes = map_file(argv[8], &size);
+  VipsImage *image;
+  if (vips_jpegload_buffer(bytes, size, &image, "shrink", scale, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, NULL) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  /* libjpeg's scaled size (TJSCALED, jpegload's with shrink): the size the pool thread resizes from. */
+  uint32_t w = (uint32_t)((expect_w + scale - 1) / scale), h = (uint32_t)((expect_h + scale - 1) / scale);
+  if ((uint32_t)vips_image_get_width(image) != w || (uint32_t)vips_image_get_height(image) != h) {
+    refuse(EXIT_TOO_LARGE, "%dx%d at 1/%d, not %ux%u", vips_image_get_width(image), vips_image_get_height(image), scale, w, h);
   }
-  /* What raw RGB or grey pixels lose nothing of (CMYK and YCCK stay with sharp, as in workers/image/jpeg-decode.ts). */
-  if (space != 0 && space != 1 && space != 2) { fprintf(stderr, "image-decode: colour space %d\n", space); return EXIT_REFUSED; }
-  if (w != expect_w || h != expect_h) { fprintf(stderr, "image-decode: %dx%d, not %dx%d\n", w, h, expect_w, expect_h); return EXIT_SIZE; }
-  /* TJSCALED: libjpeg's scaled size, as libvips' jpegload with shrink. */
-  uint32_t header[4];
+  /* What raw RGB or grey pixels lose nothing of: CMYK, YCCK and 12-bit stay with sharp's path, as before. */
+  if (vips_image_get_bands(image) != channels || vips_image_get_format(image) != VIPS_FORMAT_UCHAR) refuse(EXIT_REFUSED, "%d bands, not %d", vips_image_get_bands(image), channels);
+  uint32_t header[4] = { 0, w, h, (uint32_t)channels };
   memcpy(header, "TJD1", 4);
-  header[1] = (uint32_t)((w + scale - 1) / scale);
-  header[2] = (uint32_t)((h + scale - 1) / scale);
-  header[3] = (uint32_t)channels;
-  size_t bytes = (size_t)header[1] * header[2] * (size_t)channels;
-  /* Faulted in at once, not a page at a time as the decoder writes it (a process lives for one image). */
-  unsigned char *pixels = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (pixels == MAP_FAILED) return EXIT_MEMORY;
-  if (tjDecompress2(tj, jpeg, size, pixels, (int)header[1], 0, (int)header[2], channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
-    fprintf(stderr, "image-decode: %s\n", tjGetErrorStr2(tj));
-    return EXIT_REFUSED;
-  }
-  if (write_all(header, sizeof header) != 0 || write_all(pixels, bytes) != 0) return EXIT_REFUSED;
+  if (write_all(header, sizeof header) != 0) return EXIT_REFUSED;
+  if (stream_pixels(image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   return 0;
+}
+
+/* ---- Stills (--still) ---- */
+
+enum fit_mode { FIT_NONE, FIT_COVER, FIT_CONTAIN, FIT_FILL, FIT_INSIDE, FIT_OUTSIDE };
+struct fit { enum fit_mode mode; long width, height; };
+
+static enum fit_mode fit_named (const char *name) {
+  static const char *const names[] = { "cover", "contain", "fill", "inside", "outside" };
+  for (int i = 0; i < 5; i++) if (strcmp(name, names[i]) == 0) return (enum fit_mode)(i + 1);
+  return FIT_NONE;
+}
+
+/* sharp's ResolveShrink (src/common.cc) for one side or both, as workers/image/jpeg-scale.ts resolveShrink(). */
+static double sharp_shrink (const struct fit *fit, double width, double height) {
+  double h = 1, v = 1;
+  if (fit->width > 0 && fit->height > 0) {
+    h = width / fit->width, v = height / fit->height;
+    if (fit->mode == FIT_COVER || fit->mode == FIT_OUTSIDE) h = v = h < v ? h : v;
+    else if (fit->mode == FIT_CONTAIN || fit->mode == FIT_INSIDE) h = v = h > v ? h : v;
+  } else if (fit->width > 0) {
+    h = width / fit->width;
+    if (fit->mode != FIT_FILL) v = h;
+  } else if (fit->height > 0) {
+    v = height / fit->height;
+    if (fit->mode != FIT_FILL) h = v;
+  }
+  h = h < width ? h : width, v = v < height ? v : height;
+  return h < v ? h : v;
+}
+
+/* sharp's loader of FORMAT, with sharp's options for a first page (src/common.cc GetOptionsForImageType); `scale`:
+ * a WebP's scale on load, a JPEG's shrink (1: none); `page`: a HEIF's page. */
+static int load (const char *format, unsigned char *bytes, size_t size, double scale, int page, VipsImage **image) {
+  if (strcmp(format, "jpeg") == 0) return vips_jpegload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "shrink", (int)scale, NULL);
+  if (strcmp(format, "png") == 0) return vips_pngload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+  if (strcmp(format, "gif") == 0) return vips_gifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, NULL);
+  if (strcmp(format, "avif") == 0) return vips_heifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", page, NULL);
+  if (scale != 1) return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, "scale", scale, NULL);
+  return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, NULL);
+}
+
+static void *allocate (size_t bytes) {
+  void *at = mmap(NULL, bytes == 0 ? 1 : bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (at == MAP_FAILED) refuse(EXIT_MEMORY, "out of memory");
+  return at;
+}
+
+/* The pixels turned as the EXIF orientation says (the display's), as sharp's rotate() would turn them. */
+static uint8_t *orient (uint8_t *pixels, uint32_t *width, uint32_t *height, size_t px, int o) {
+  if (o <= 1 || o > 8) return pixels;
+  uint32_t w = *width, h = *height, ow = o >= 5 ? h : w, oh = o >= 5 ? w : h;
+  uint8_t *out = allocate((size_t)ow * oh * px);
+  for (uint32_t y = 0; y < h; y++) {
+    for (uint32_t x = 0; x < w; x++) {
+      uint32_t dx, dy;
+      switch (o) {
+        case 2: dx = w - 1 - x; dy = y; break;
+        case 3: dx = w - 1 - x; dy = h - 1 - y; break;
+        case 4: dx = x; dy = h - 1 - y; break;
+        case 5: dx = y; dy = x; break;
+        case 6: dx = h - 1 - y; dy = x; break;
+        case 7: dx = h - 1 - y; dy = w - 1 - x; break;
+        default: dx = y; dy = w - 1 - x; break;
+      }
+      memcpy(out + ((size_t)dy * ow + dx) * px, pixels + ((size_t)y * w + x) * px, px);
+    }
+  }
+  *width = ow, *height = oh;
+  return out;
+}
+
+/* Set once the picture went through a conversion to sRGB: its profile is spent, never handed back. */
+static int converted;
+
+/* Whether an ICC profile's description names sRGB, as workers/image/srgb-profile.ts describesSrgb tests it. */
+static int describes_srgb (const void *icc, size_t length) {
+  return memmem(icc, length, "sRGB", 4) != NULL || memmem(icc, length, "s\0R\0G\0B\0", 8) != NULL || memmem(icc, length, "\0s\0R\0G\0B", 8) != NULL;
+}
+
+/* What sharp's pipeline does with the picture's colour before the resize (src/pipeline.cc), for 8-bit pictures: a
+ * profile converted to sRGB (perceptual, embedded), but an sRGB one dropped unread and, unless `convert`, another
+ * RGB one handed back (image.ts colourHandling: kept on the output); a CMYK picture without one through libvips'
+ * CMYK profile. A profile libvips refuses is no refusal: sharp goes on without it (its "Invalid embedded profile"). */
+static VipsImage *to_srgb (VipsImage *image, int convert) {
+  if (vips_image_get_format(image) != VIPS_FORMAT_UCHAR) return image;
+  int space = vips_image_get_interpretation(image);
+  VipsImage *out = NULL;
+  int failed;
+  if (vips_image_get_typeof(image, "icc-profile-data") != 0) {
+    const void *icc;
+    size_t length;
+    if (vips_image_get_blob(image, "icc-profile-data", &icc, &length) != 0 || space == VIPS_INTERPRETATION_LABS || space == VIPS_INTERPRETATION_GREY16) return image;
+    int rgb = space == VIPS_INTERPRETATION_sRGB && vips_image_get_bands(image) >= 3;
+    if (rgb && (describes_srgb(icc, length) || !convert)) return image;  /* the pool thread drops or keeps it */
+    failed = vips_icc_transform(image, &out, "srgb", "embedded", 1, "intent", VIPS_INTENT_PERCEPTUAL, "depth", 8, NULL);
+  } else if (space == VIPS_INTERPRETATION_CMYK) {
+    failed = vips_icc_transform(image, &out, "srgb", "input_profile", "cmyk", "intent", VIPS_INTENT_PERCEPTUAL, NULL);
+  } else {
+    return image;
+  }
+  if (failed != 0) {
+    vips_error_clear();
+    return image;
+  }
+  converted = 1;
+  return out;
+}
+
+static int still (int argc, char **argv) {
+  struct fit fit = { FIT_NONE, 0, 0 };
+  long long max_pixels = 0, max_frames = 0, frame_budget = 0;
+  int all_frames = 0, convert_profile = 0, at = 3;
+  const char *format = argv[2];
+  for (; at + 1 < argc - 1; at += 2) {
+    if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--max-frames") == 0) max_frames = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
+    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "all") == 0) all_frames = 1;
+    else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "first") == 0) all_frames = 0;
+    else if (strcmp(argv[at], "--profile") == 0 && (strcmp(argv[at + 1], "keep") == 0 || strcmp(argv[at + 1], "convert") == 0)) convert_profile = strcmp(argv[at + 1], "convert") == 0;
+    else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
+      fit = (struct fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
+      if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
+      at += 2;
+    } else return EXIT_USAGE;
+  }
+  int known = strcmp(format, "jpeg") == 0 || strcmp(format, "png") == 0 || strcmp(format, "webp") == 0 || strcmp(format, "gif") == 0 || strcmp(format, "avif") == 0;
+  if (!known || at != argc - 1 || max_pixels <= 0 || max_frames <= 0 || frame_budget <= 0) return EXIT_USAGE;
+  size_t size;
+  unsigned char *bytes = map_file(argv[argc - 1], &size);
+  /* The header first: the limits are checked before a pixel is decoded (libvips decodes on write_to_memory). */
+  VipsImage *image;
+  if (load(format, bytes, size, 1, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  uint64_t width = (uint64_t)vips_image_get_width(image), height = (uint64_t)vips_image_get_height(image);
+  if (width * height > (uint64_t)max_pixels) refuse(EXIT_TOO_LARGE, "over the pixel limit");
+  /* "n-pages" as sharp reads it (vips_image_get_n_pages says 1 for 10000 pages or more). */
+  int pages = 1;
+  if (vips_image_get_typeof(image, "n-pages") != 0 && vips_image_get_int(image, "n-pages", &pages) != 0) pages = 1;
+  uint32_t frames = pages > 1 ? (uint32_t)pages : 1;
+  int orientation = vips_image_get_orientation(image);
+  /* An animation over MAX_ANIMATION_FRAMES or the pixel budget of all its frames, refused before a frame is decoded,
+   * as workers/image/animation.ts checkAnimationInput refuses it from sharp's header pass. */
+  if (strcmp(format, "avif") != 0 && frames > 1) {
+    if (frames > (uint64_t)max_frames) refuse(EXIT_TOO_LARGE, "an animation over the frame limit");
+    if (frames * width * height > (uint64_t)frame_budget) refuse(EXIT_TOO_LARGE, "an animation over the pixel budget of all its frames");
+    /* An animation the output keeps whole is sharp's to decode (every frame, workers/image/animation.ts), as before. */
+    if (all_frames) refuse(EXIT_ANIMATED, "animated");
+  }
+  int primary;
+  if (strcmp(format, "avif") == 0 && frames > 1 && vips_image_get_typeof(image, "heif-primary") != 0 && vips_image_get_int(image, "heif-primary", &primary) == 0 && primary != 0) {
+    /* sharp reopens a HEIF of several pictures at its primary one (src/common.cc HeifPrimaryPageReopen). */
+    if (load(format, bytes, size, 1, primary, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    orientation = vips_image_get_orientation(image);
+  }
+  if ((strcmp(format, "webp") == 0 || strcmp(format, "jpeg") == 0) && fit.mode != FIT_NONE) {
+    /* sharp's shrink-on-load reads the stored sides, its target swapped for a quarter turn (pipeline.cc). */
+    struct fit stored = fit;
+    if (orientation >= 5 && orientation <= 8) stored.width = fit.height, stored.height = fit.width;
+    double shrink = sharp_shrink(&stored, (double)width, (double)height);
+    if (strcmp(format, "jpeg") == 0) {
+      int factor = shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
+      /* sharp: "lower shrink-on-load for known libjpeg rounding errors". */
+      if (factor > 1 && (int)shrink == factor) factor /= 2;
+      if (factor > 1 && load(format, bytes, size, factor, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    } else if (shrink > 1 && load(format, bytes, size, 1.0 / shrink, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  }
+  image = to_srgb(image, convert_profile);
+  uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
+  uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
+  uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;
+  if (channels < 1 || channels > 4 || bits == 0) refuse(EXIT_REFUSED, "%u bands of format %u", channels, band_format);
+  /* The profile copied before the decode: a loader sets its metadata again as it decodes, freeing what it had set. */
+  const void *blob;
+  void *icc = NULL;
+  size_t icc_length = 0;
+  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && vips_image_get_blob(image, "icc-profile-data", &blob, &icc_length) == 0) {
+    if ((icc = malloc(icc_length)) == NULL) refuse(EXIT_MEMORY, "out of memory");
+    memcpy(icc, blob, icc_length);
+  } else {
+    icc_length = 0;
+  }
+  int turned = orientation >= 2 && orientation <= 8;
+  uint32_t header[7] = { 0, turned && orientation >= 5 ? h : w, turned && orientation >= 5 ? w : h, channels, bits, frames, (uint32_t)icc_length };
+  memcpy(header, "IMD2", 4);
+  if (!turned) {
+    if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0) return EXIT_REFUSED;
+    if (stream_pixels(image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    return 0;
+  }
+  /* Turned: the whole picture first, then its pixels moved. */
+  size_t length, px = channels * (bits / 8);
+  uint8_t *pixels = pixels_of(image, &length);
+  if (length != (size_t)w * h * px) refuse(EXIT_REFUSED, "another size than its header says");
+  pixels = orient(pixels, &w, &h, px, orientation);
+  if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || write_all(pixels, length) != 0) return EXIT_REFUSED;
+  return 0;
+}
+
+int main (int argc, char **argv) {
+  /* A pipe of 1 MB where the kernel allows it (pipe-max-size): the pixels leave in fewer, larger writes. */
+  fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
+  if (argc >= 3 && strcmp(argv[1], "--still") == 0) return still(argc, argv);
+  return jpeg(argc, argv);
 }

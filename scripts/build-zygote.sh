@@ -2,7 +2,7 @@
 # Builds, where a C compiler is present, the native parts of running a tool (see docs/architecture.md):
 # native/ffmpeg-zygote.so, the fork server ffmpeg/ffprobe runs are forked from; native/thumbd-sandbox-exec,
 # the exec wrapper that puts a tool started afresh into the decoder sandbox (both carry native/sandbox.c);
-# native/heif-decode, the HEIC/HEIF (and AVIF) decoder; and native/image-decode, the sandboxed JPEG, PNG, WebP and GIF decoder.
+# native/heif-decode, the HEIC/HEIF decoder; and native/image-decode, the sandboxed JPEG, PNG, WebP, GIF and AVIF decoder.
 # Without them thumbd still works: video jobs pay ffmpeg's full start-up, and tools run with util-linux's
 # limits only (the server says so at start and in /health).
 set -eu
@@ -22,17 +22,19 @@ fi
 if ! "$CC" $FLAGS -o native/thumbd-sandbox-exec native/sandbox-exec.c native/sandbox.c; then
   echo "thumbd: building native/thumbd-sandbox-exec failed: tools started afresh run without the decoder sandbox" >&2
 fi
-# native/image-decode, the decoder of still images in the decoder sandbox: JPEGs libturbojpeg decodes (Debian's
-# libturbojpeg0, which workers/image/jpeg-turbo.ts loads too; its prototypes are declared in the source, so no -dev
-# package is needed) and PNG, WebP and GIF (libpng, libwebp and giflib: libpng-dev libwebp-dev libgif-dev).
-# Without those -dev packages it is built for JPEG only, and IMAGE_DECODER=sandbox says so at start.
-STILL_LIBS="$(pkg-config --cflags --libs libpng libwebp libwebpdemux 2>/dev/null) -lgif"
-# shellcheck disable=SC2086
-if ! "$CC" $FLAGS -o native/image-decode native/image-decode.c native/still-decode.c -l:libturbojpeg.so.0 $STILL_LIBS 2>/dev/null; then
-  echo "thumbd: native/image-decode built for JPEG only (apt-get install libpng-dev libwebp-dev libgif-dev pkg-config): PNG, WebP and GIF are decoded by sharp in the pool thread" >&2
-  # shellcheck disable=SC2086
-  if ! "$CC" $FLAGS -DTHUMBD_NO_STILLS -o native/image-decode native/image-decode.c -l:libturbojpeg.so.0; then
-    echo "thumbd: native/image-decode not built (apt-get install libturbojpeg0): JPEGs are decoded by libturbojpeg in the pool thread" >&2
+# native/image-decode, the decoder of still images in the decoder sandbox (JPEG, PNG, WebP, GIF, AVIF): linked to
+# the libvips sharp installed (node_modules/@img/sharp-libvips-<platform>/lib), found at run time beside node_modules
+# by its rpath; its prototypes are declared in the source, so no -dev package is needed. Where sharp brought no
+# libvips of its own (a sharp built against a system libvips), it is not built and images are decoded by sharp in
+# the pool thread (IMAGE_DECODER=sandbox says so at start).
+VIPS_LIB=$(ls -d node_modules/@img/sharp-libvips-*/lib/libvips-cpp.so.* 2>/dev/null | head -n 1)
+if [ -z "$VIPS_LIB" ]; then
+  echo "thumbd: native/image-decode not built (no node_modules/@img/sharp-libvips-*): images are decoded by sharp in the pool thread" >&2
+else
+  VIPS_DIR=$(dirname "$VIPS_LIB")
+  # shellcheck disable=SC2086,SC2016 # FLAGS is meant to split; $ORIGIN is the loader's, not the shell's
+  if ! "$CC" $FLAGS -o native/image-decode native/image-decode.c -L"$VIPS_DIR" -l:"$(basename "$VIPS_LIB")" -Wl,-rpath,'$ORIGIN/../'"$VIPS_DIR"; then
+    echo "thumbd: native/image-decode not built: images are decoded by sharp in the pool thread" >&2
   fi
 fi
 # HEIC/HEIF photos: libheif (with libde265) and libpng, from the OS (Debian: libheif-dev libpng-dev pkg-config).

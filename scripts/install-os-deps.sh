@@ -9,9 +9,7 @@ if ! command -v cc >/dev/null 2>&1 || [ ! -e /usr/include/stdio.h ]; then packag
 # HEIC/HEIF: libheif and libpng to build native/heif-decode; heif-enc makes the tests' HEIC photos.
 if ! pkg-config --exists libheif libpng 2>/dev/null; then packages="$packages libheif-dev libpng-dev pkg-config"; fi
 if ! command -v heif-enc >/dev/null 2>&1; then packages="$packages libheif-examples"; fi
-# IMAGE_DECODER=sandbox: libwebp and giflib (with libpng above) to build native/image-decode's PNG, WebP and GIF decoders.
-if ! pkg-config --exists libwebp libwebpdemux 2>/dev/null; then packages="$packages libwebp-dev pkg-config"; fi
-if [ ! -e /usr/include/gif_lib.h ]; then packages="$packages libgif-dev"; fi
+# native/image-decode (IMAGE_DECODER=sandbox) links the libvips sharp installs: nothing to install for it.
 # libturbojpeg decodes reduced JPEGs for less CPU (JPEG_DECODER=turbojpeg; without it sharp decodes them).
 if ! ldconfig -p 2>/dev/null | grep -q 'libturbojpeg\.so\.0'; then packages="$packages libturbojpeg0"; fi
 # Little CMS converts those photos' RGB profiles to sRGB for GET URLs (without it sharp converts them).

@@ -46,9 +46,9 @@ export function jobSettings (config: Config, mediaTools: MediaTools, children: S
 }
 
 /** IMAGE_DECODER=sandbox: which still formats the decoder sandbox takes here (what is not built stays with sharp). */
-function stillsOf (config: Config, { imageDecode, imageDecodeStills, heifDecode }: MediaTools): JobSettings['stills'] {
+function stillsOf (config: Config, { imageDecode, imageDecodeStills }: MediaTools): JobSettings['stills'] {
   if (config.imageDecoder !== 'sandbox' || imageDecode === undefined) return undefined
-  return { imageDecode: imageDecodeStills ? imageDecode.path : undefined, avif: heifDecode !== undefined, tempDir: imageDecode.tempDir }
+  return { imageDecode: imageDecodeStills ? imageDecode.path : undefined, tempDir: imageDecode.tempDir }
 }
 
 /**

@@ -1,7 +1,7 @@
 // Finds out once, at start, whether ffmpeg and ffprobe work here. Without them images still work,
 // video jobs answer 503 VIDEO_UNAVAILABLE and /health says what is missing. What runs where: ffmpeg, ffprobe,
-// native/heif-decode (HEIC) and, with JPEG_DECODER=sandbox, native/image-decode (JPEGs libturbojpeg takes) in
-// the decoder sandbox; with IMAGE_DECODER=sandbox also still PNG, WebP, GIF (image-decode) and AVIF (heif-decode);
+// native/heif-decode (HEIC) and, with JPEG_DECODER=sandbox, native/image-decode (reduced JPEGs, by sharp's libvips)
+// in the decoder sandbox; with IMAGE_DECODER=sandbox also still PNG, WebP, GIF and AVIF (image-decode);
 // every other image decode (sharp's libvips loaders) and Little CMS in the pool threads (docs/security.md).
 import fp from 'fastify-plugin'
 import type { Config } from '../config.ts'
@@ -15,12 +15,12 @@ export interface MediaTools {
   /** native/heif-decode where built: HEIC/HEIF photos can be read. */
   heifDecode: string | undefined
   /**
-   * native/image-decode where built (used with JPEG_DECODER=sandbox only, src/jobs/settings.ts): JPEGs
-   * libturbojpeg takes are then decoded in the sandbox, not in the pool thread;
+   * native/image-decode where built (used with JPEG_DECODER or IMAGE_DECODER=sandbox, src/jobs/settings.ts): the
+   * JPEGs the pool thread reduces on load are then decoded in the sandbox, by sharp's own libvips;
    * one in memory is written for it to the process's temp folder (the sandbox lets it read one file, its input).
    */
   imageDecode: { path: string, tempDir: string } | undefined
-  /** image-decode has its PNG, WebP and GIF decoders (their -dev packages were there at npm ci). */
+  /** image-decode takes still PNG, WebP, GIF and AVIF (`--still`; every build since it links sharp's libvips). */
   imageDecodeStills: boolean
   /** What confines a decoder here, in one line; logged at start and shown by /metrics (thumbd_tools_info). */
   confinement: string
@@ -49,12 +49,9 @@ export default fp<{ config: Config }>(async (app, { config }) => {
   if (confinementMissing) app.log.warn({ confinement }, 'the decoder sandbox is incomplete on this host: %s', confinement)
   else app.log.info({ confinement }, 'decoder sandbox: %s', confinement)
   const missing = [ffmpeg === undefined && 'ffmpeg', ffprobe === undefined && 'ffprobe'].filter(x => x !== false)
-  if ((config.jpegDecoder === 'sandbox' || config.imageDecoder === 'sandbox') && imageDecode === undefined) app.log.warn('JPEG_DECODER=sandbox (or IMAGE_DECODER=sandbox) but native/image-decode is not built (libturbojpeg0 at npm ci): JPEGs are decoded by libturbojpeg in the pool thread, outside the decoder sandbox')
-  // IMAGE_DECODER=sandbox with a decoder not built: those images are decoded by sharp in the pool thread, said here.
-  if (config.imageDecoder === 'sandbox') {
-    if (imageDecode === undefined || !imageDecodeStills) app.log.warn('IMAGE_DECODER=sandbox but native/image-decode is not built with its PNG, WebP and GIF decoders (libpng-dev, libwebp-dev, libgif-dev and pkg-config at npm ci): those images are decoded by sharp in the pool thread, outside the decoder sandbox')
-    if (heifDecode === undefined) app.log.warn('IMAGE_DECODER=sandbox but native/heif-decode is not built: AVIF photos are decoded by sharp in the pool thread, outside the decoder sandbox')
-  }
+  // IMAGE_DECODER=sandbox with the decoder not built: those images are decoded in the pool thread, said here.
+  if ((config.jpegDecoder === 'sandbox' || config.imageDecoder === 'sandbox') && imageDecode === undefined) app.log.warn('JPEG_DECODER=sandbox (or IMAGE_DECODER=sandbox) but native/image-decode is not built (a C compiler and sharp\'s own libvips, node_modules/@img/sharp-libvips-*, at npm ci): images are decoded by sharp and libturbojpeg in the pool thread, outside the decoder sandbox')
+  else if (config.imageDecoder === 'sandbox' && !imageDecodeStills) app.log.warn('IMAGE_DECODER=sandbox but native/image-decode does not take still PNG, WebP, GIF and AVIF (an older build: run npm ci): those images are decoded by sharp in the pool thread, outside the decoder sandbox')
   if (heifDecode === undefined) app.log.warn('native/heif-decode is not built (libheif-dev, libpng-dev and pkg-config at npm ci): HEIC/HEIF photos get 415')
   if (missing.length > 0) app.log.warn({ missing }, 'video jobs are unavailable: %s not found', missing.join(' and '))
   else if (sandbox.zygote === undefined && config.ffmpegZygote === 'auto') app.log.warn('native/ffmpeg-zygote.so is not built or does not load: each ffmpeg run pays its full start-up (see docs/architecture.md)')

@@ -4,7 +4,7 @@
 // with the host's ffmpeg in place of the ffmpeg stage's build (which takes ~10 minutes; its lists are checked
 // by ffmpeg-build.test.ts). Then an image, a video, a HEIC and an HDR video thumbnail, SIGTERM, exit 0.
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile, spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { cpSync, existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -84,6 +84,8 @@ test('production path: Dockerfile steps, then an image, a video, a HEIC and an H
   // The deps stage's scripts after npm ci (the node_modules pruning): the server below runs on what they leave.
   for (const args of steps.scripts) await run('sh', args, { cwd: app, timeout: 120_000 })
   assert.deepEqual(prunable(join(app, 'node_modules')), [], 'no source maps, TypeScript or Markdown left in node_modules')
+  // image-decode links sharp's own libvips in node_modules (its rpath): it loads from what the image keeps (usage: 64).
+  assert.equal(spawnSync(join(app, 'native', 'image-decode'), []).status, 64, 'native/image-decode finds its libvips in the pruned node_modules')
   const tmp = tempFolder('thumbd-prod-tmp-', t)
   const tmpMedia = tempFolder('thumbd-prod-media-', t)
   // The build-time runs (the compile cache warm-up), with the image's environment.

@@ -12,9 +12,8 @@ import { encodeDecoded } from './jpeg-direct.ts'
 import { jpegFacts } from './jpeg-header.ts'
 import { checkScans } from './jpeg-scans.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
-import { withInputFile } from './input-file.ts'
 import { describesSrgb } from './srgb-profile.ts'
-import { decodeStill, type RawPixels, type StillResize } from './still-sandboxed.ts'
+import { decodeStill, SANDBOXED_JPEG, type RawPixels, type StillResize } from './still-sandboxed.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../../contract/types.ts'
 
 export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawPixels }
@@ -39,16 +38,13 @@ const decodeOptions = (ctx: JobContext, animated = false) => ({
  * What sharp reads for an image source: its bytes or file, or for HEIC the PNG heif-decode makes of it.
  * `resize`: the resize the input is for (a job's ImageOptions), so that a HEIC's embedded thumbnail can stand in
  * for the full photo when it is large enough (workers/image/heif.ts); without it, the full photo.
- * IMAGE_DECODER=sandbox: a still PNG, WebP or GIF is decoded in the decoder sandbox (workers/image/still-sandboxed.ts),
- * an AVIF by heif-decode as a HEIC is; sharp then reads trusted pixels.
+ * IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF is decoded in the decoder sandbox by sharp's own libvips
+ * (workers/image/still-sandboxed.ts); sharp then reads trusted pixels.
  */
 export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize): Promise<ImageInput> {
   const { ref, media } = source
   if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx, resize) }
-  if (media.format === 'avif' && ctx.settings.stills?.avif === true) {
-    return { bytes: await withInputFile(ref, ctx.settings.stills.tempDir, path => decodeHeif({ ...source, ref: { location: 'file', path } }, ctx, resize)) }
-  }
-  const still = await decodeStill(source, ctx, resize)
+  const still = await decodeStill(ref, media.format, ctx, resize)
   if (still !== undefined) return still
   const stored = storedImage(ref)
   return typeof stored === 'string' ? { path: stored } : { bytes: stored }
@@ -116,6 +112,15 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     }
     // A JPEG photo reduced for its resize: decoded by libturbojpeg where that is the same picture for less CPU.
     const turbo = before || frames > 1 || facts === undefined || !('bytes' in input) ? undefined : await turboDecode(input.bytes, facts, resizeOf(sizingOf(source)), ctx, options.url !== undefined, colour !== found ? icc : undefined)
+    // IMAGE_DECODER=sandbox: a JPEG libturbojpeg's path did not take (no reduction, CMYK, a profile, arithmetic
+    // coding, refused ...) is decoded in the sandbox too, by sharp's libvips at sharp's shrink-on-load for this resize
+    // (none before a pass of GET URL operations, as sharp's pipeline), its colour converted there as the pipeline would.
+    if (turbo === undefined && facts?.format === 'jpeg' && !('raw' in input)) {
+      const ref = 'bytes' in input ? { location: 'memory' as const, bytes: input.bytes } : { location: 'file' as const, path: input.path }
+      const convert = colour === 'convert' || (colour === 'keep' && before)
+      const decoded = await decodeStill(ref, 'jpeg', ctx, before ? undefined : resizeOf(sizingOf(source)), convert ? 'convert' : 'keep', SANDBOXED_JPEG)
+      if (decoded !== undefined) return await render(decoded, options, ctx)
+    }
     // A header read from its segments (jpeg-header.ts) serves libturbojpeg's path only, which checks it against
     // its own: sharp's decode turns, sizes and converts by libvips' reading, so its limits are checked on that.
     if (turbo === undefined && fromSegments) return await render(input, options, ctx, 'sharp')

@@ -1,9 +1,9 @@
-// A JPEG decoded by native/image-decode in the decoder sandbox (libturbojpeg, at the scale the pool thread
-// chose), so that a bug in the decoder reaches a process that holds no key and no other photo, and a decode past
-// the deadline or of a client that left is killed, not waited for: the pool thread only awaits a pipe.
-// Why a C tool and not a sandboxed Node+sharp child: the tool forks from its zygote with libturbojpeg loaded
-// (~0.3 ms and ~1 MB of its own pages), where a Node child costs ~40 ms and ~40 MB to start, a zygote of Node
-// cannot fork (threads), and the pool thread resizes and encodes the trusted pixels with sharp anyway.
+// A JPEG decoded by native/image-decode in the decoder sandbox (sharp's own libvips, its mozjpeg, at the scale the
+// pool thread chose), so that a bug in the decoder reaches a process that holds no key and no other photo, and a
+// decode past the deadline or of a client that left is killed, not waited for: the pool thread only awaits a pipe.
+// Why a C tool and not a sandboxed Node+sharp child: the tool forks from its zygote with libvips loaded and its
+// classes initialised (fork, sandbox and exit ~0.5-0.75 ms of CPU), where a Node child costs ~40 ms and ~40 MB to
+// start, a zygote of Node cannot fork (threads), and the pool thread resizes and encodes the trusted pixels anyway.
 import { JobError } from '../../contract/job-error.ts'
 import type { JobContext } from '../../contract/types.ts'
 import { runTool } from '../tools/index.ts'
@@ -17,8 +17,8 @@ const HEADER_BYTES = 16
 export interface Decoded { data: Buffer, width: number, height: number, channels: 1 | 3 }
 
 /**
- * The pixels, or undefined where the decoder refused the JPEG (a libjpeg warning, another size): sharp's path
- * then gives the same 4xx as before. A decoder that died of a signal (a crash) is a 422, not handed to sharp.
+ * The pixels, or undefined where the decoder refused the JPEG (a libjpeg warning, another size, CMYK): the next
+ * decoder (sharp's path, in the sandbox with IMAGE_DECODER=sandbox) then gives the same 4xx as before. A decoder that died of a signal (a crash) is a 422, not handed to sharp.
  */
 export async function decodeSandboxed (bytes: Uint8Array, size: [number, number], channels: 1 | 3, shrink: number, ctx: JobContext): Promise<Decoded | undefined> {
   const tool = ctx.settings.imageDecode!

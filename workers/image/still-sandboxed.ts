@@ -1,13 +1,14 @@
-// IMAGE_DECODER=sandbox: a still PNG, WebP or GIF (its first frame) decoded by native/image-decode in the decoder
-// sandbox (as JPEGs are, workers/image/jpeg-sandboxed.ts), so that a bug in libpng, libwebp or giflib reaches a process
-// that holds no key and no other photo, and a decode past the deadline or of a client that left is killed. The
+// IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF (the first frame) decoded by native/image-decode in the decoder
+// sandbox with sharp's own libvips and sharp's loader options (as JPEGs are, workers/image/jpeg-sandboxed.ts), so that
+// a bug in libspng, libwebp, libnsgif or libheif reaches a process that holds no key and no other photo, and a decode
+// past the deadline or of a client that left is killed; the same decoders as in-process, so the same refusals. The
 // pool thread gets display-oriented pixels and the ICC profile on a pipe, checks their size, and sharp resizes
 // and encodes them as it would have its own decode's:
 // - untagged, or a profile that describes sRGB (which sharp drops unread, image.ts colourHandling): raw pixels;
 // - another profile: the pixels in a PNG this thread writes (stored, no filter) with the profile as iCCP, so
 //   libvips handles the profile exactly as for the original file (kept, or converted by its Little CMS). Only
 //   the profile's bytes there came from the upload; the PNG's structure is this thread's own.
-// Animations the job keeps whole (animated WebP always, for now) stay with sharp: undefined.
+// Animations the job keeps whole stay with sharp: undefined.
 import { crc32, deflateSync } from 'node:zlib'
 import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
 import { JobError } from '../../contract/job-error.ts'
@@ -37,12 +38,22 @@ let decodes = 0
 /** Stills this thread had decoded in the sandbox (the tests check that the path was taken). */
 export const stillDecodes = () => decodes
 
-export const SANDBOXED_STILLS = new Set(['png', 'webp', 'gif'])
+/** What imageInput() hands the sandbox before render(); a JPEG goes there from render() (SANDBOXED_JPEG), after libturbojpeg's path. */
+export const SANDBOXED_STILLS: ReadonlySet<string> = new Set(['png', 'webp', 'gif', 'avif'])
+export const SANDBOXED_JPEG: ReadonlySet<string> = new Set(['jpeg'])
+
+/**
+ * How the decoder treats an 8-bit RGB picture's profile that does not describe sRGB: keep hands it back (the
+ * thread keeps it on the output, or converts it itself), convert converts it to sRGB in the sandbox (what the
+ * thread's pipeline would do: a GET URL's JPEG, a pass before the resize). Every other profile sharp would convert
+ * through is converted there whatever this says (native/image-decode.c to_srgb).
+ */
+export type ProfileHandling = 'keep' | 'convert'
 
 /** The image render() reads in place of the upload: raw pixels, or a PNG of this thread's making; undefined: sharp decodes the upload. */
-export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, resize?: StillResize): Promise<{ raw: RawPixels } | { bytes: Uint8Array } | undefined> {
+export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, resize?: StillResize, profile: ProfileHandling = 'keep', formats = SANDBOXED_STILLS): Promise<{ raw: RawPixels } | { bytes: Uint8Array } | undefined> {
   const tool = ctx.settings.stills?.imageDecode
-  if (tool === undefined || !SANDBOXED_STILLS.has(media.format)) return undefined
+  if (tool === undefined || !formats.has(format)) return undefined
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
     const maxPixels = ctx.settings.maxInputPixels
     // The animation's limits too: the decoder refuses an animation over them from its frame count before it decodes
@@ -50,7 +61,7 @@ export async function decodeStill ({ ref, media }: JobSource, ctx: JobContext, r
     const limits = ['--max-pixels', String(maxPixels), '--max-frames', String(ctx.settings.maxAnimationFrames), '--frame-budget', String(ANIMATION_PIXELS_FACTOR * maxPixels)]
     // An animation the output keeps whole is left to sharp (exit 4) before the decoder decodes a frame of it.
     const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
-    const run = await runTool(tool, ['--still', media.format, ...limits, ...kept, ...fitArgs(media.format, resize), path], {
+    const run = await runTool(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize), '--profile', profile, path], {
       signal: ctx.signal,
       // 16-bit RGBA at the pixel limit, and a profile (at most the file).
       maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),
@@ -93,11 +104,11 @@ function parse (out: Buffer, maxPixels: number): { pixels: RawPixels, frames: nu
 /** Every frame goes to the output: an animated format asked for, and not the first frame only. */
 const keepsAnimation = (resize: StillResize | undefined) => resize?.format !== undefined && ANIMATED_FORMATS.has(resize.format) && resize.animated !== false
 
-/** --fit MODE WIDTH HEIGHT for a WebP (scaled on load for it, as sharp does); none for the rest. */
+/** --fit MODE WIDTH HEIGHT for a JPEG or WebP (reduced on load for it, as sharp does); none for the rest. */
 function fitArgs (format: string, resize: StillResize | undefined): string[] {
   const { width = 0, height = 0, fit = 'cover' } = resize ?? {}
   const side = (n: number) => Number.isInteger(n) && n >= 0 && n <= MAX_FIT_SIDE
-  if (format !== 'webp' || (width === 0 && height === 0) || !side(width) || !side(height)) return []
+  if ((format !== 'webp' && format !== 'jpeg') || (width === 0 && height === 0) || !side(width) || !side(height)) return []
   return ['--fit', fit, String(width), String(height)]
 }
 

@@ -3,6 +3,8 @@
 // native/thumbd-sandbox-exec for the Node launcher (util-linux's prlimit/setpriv where it is not built), the
 // zygote's environment and run frame for the children it forks, and the parent-death wrapper of the helpers.
 // A limit is added here, once, and every form carries it.
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Sandbox } from '../../contract/types.ts'
 import { encodeRunSandboxed, type RunRequest } from './launcher-protocol.ts'
@@ -12,6 +14,21 @@ export const ZYGOTE_FILE = fileURLToPath(new URL('../../native/ffmpeg-zygote.so'
 export const SANDBOX_EXEC_FILE = fileURLToPath(new URL('../../native/thumbd-sandbox-exec', import.meta.url))
 export const HEIF_DECODE_FILE = fileURLToPath(new URL('../../native/heif-decode', import.meta.url))
 export const IMAGE_DECODE_FILE = fileURLToPath(new URL('../../native/image-decode', import.meta.url))
+
+/**
+ * The folder of the libvips sharp installed (node_modules/@img/sharp-libvips-<platform>/lib), which image-decode
+ * links (its rpath, scripts/build-zygote.sh): a decoder started afresh loads it after entering the sandbox, so
+ * it may read and map it. Forked from its zygote, it is mapped already.
+ */
+export const SHARP_LIBVIPS_DIR = (() => {
+  const scope = fileURLToPath(new URL('../../node_modules/@img/', import.meta.url))
+  try {
+    const name = readdirSync(scope).find(entry => entry.startsWith('sharp-libvips-') && existsSync(join(scope, entry, 'lib')))
+    return name === undefined ? undefined : join(scope, name, 'lib')
+  } catch {
+    return undefined
+  }
+})()
 
 /** The tool dies with whoever started it (the thread, or its helper). */
 const PARENT_DEATH_SIGNAL = 'KILL'
@@ -37,7 +54,8 @@ export function execChain (bin: string, args: string[], sandbox: Sandbox, reads:
   const limits = limitsOf(sandbox)
   if (sandbox.exec !== undefined) {
     const port = connectPort === undefined ? [] : ['--connect-port', String(connectPort)]
-    return [sandbox.exec, '--as', String(limits.addressSpaceBytes), '--cpu', String(limits.cpuSeconds), ...reads.flatMap(path => ['--read', path]), ...port, '--', bin, ...args]
+    const libraries = bin === IMAGE_DECODE_FILE && SHARP_LIBVIPS_DIR !== undefined ? ['--exec-read', SHARP_LIBVIPS_DIR] : []
+    return [sandbox.exec, '--as', String(limits.addressSpaceBytes), '--cpu', String(limits.cpuSeconds), ...reads.flatMap(path => ['--read', path]), ...libraries, ...port, '--', bin, ...args]
   }
   // Only native/sandbox.c can confine a socket to one port: without it a tool gets no network at all to ask for.
   if (connectPort !== undefined) throw new Error('a TCP port for a tool needs native/thumbd-sandbox-exec')

@@ -1,5 +1,5 @@
 // native/image-decode, the sandboxed JPEG decoder (workers/image/jpeg-sandboxed.ts): code running inside it after it
-// read its input (test/workers/tools/image-probe.c, preloaded in place of tjInitDecompress) cannot open
+// read its input (test/workers/tools/image-probe.c, preloaded in place of a libvips call) cannot open
 // /etc/passwd, connect to the server's port, exec, or read the server's memory, forked from its zygote or started
 // afresh, where with the sandbox off (util-linux's limits only) it can do each; and a decoder that crashes (a real
 // SIGSEGV sent to it) gives its request a 422 while a neighbour's decode goes on, nothing restarted. It is opt-in

@@ -1,8 +1,8 @@
 // A stand-in for an exploit inside native/image-decode (test/workers/tools/image-decode.test.ts, still-decode.test.ts):
-// preloaded, it takes the place of libturbojpeg's tjInitDecompress, libpng's png_create_read_struct, libwebp's
-// WebPInitDecoderConfigInternal and giflib's DGifOpen, which image-decode calls after it has read its untrusted
-// input, so it runs where an exploit of the decoder would, confined as the decoder is. It reports each
-// attempt on stderr as "<what> ok" or "<what> denied", then tries to exec (stdout "exec ok" if it could).
+// preloaded, it takes the place of libvips' vips_rawsave_target and vips_image_write_to_memory, which image-decode
+// calls after libvips has read its untrusted input's header, so it runs where an exploit of the decoder would,
+// confined as the decoder is. It reports each attempt on stderr as "<what> ok" or "<what> denied", then tries to
+// exec (stdout "exec ok" if it could).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,8 +54,7 @@ static void probe (void) {
   exit(99);
 }
 
-/* The first call each decoder makes after image-decode has read its input (native/image-decode.c, still-decode.c). */
-void *tjInitDecompress (void) { probe(); return NULL; }
-void *png_create_read_struct (void) { probe(); return NULL; }
-int WebPInitDecoderConfigInternal (void) { probe(); return 0; }
-void *DGifOpen (void) { probe(); return NULL; }
+/* The calls image-decode makes once libvips has parsed its untrusted input's header (native/image-decode.c), before
+ * the pixels are decoded: where an exploit of a loader would run. */
+int vips_rawsave_target (void) { probe(); return -1; }
+void *vips_image_write_to_memory (void) { probe(); return NULL; }

@@ -1,6 +1,6 @@
 // native/image-decode's still decoders (IMAGE_DECODER=sandbox, workers/image/still-sandboxed.ts), as image-decode.test.ts
-// holds its JPEG decoder: code running inside it after it read a PNG, WebP or GIF (test/workers/tools/image-probe.c,
-// preloaded in place of each library's first call) cannot open /etc/passwd, connect to the server's port, exec, or
+// holds its JPEG decoder: code running inside it after it read a JPEG, PNG, WebP, GIF or AVIF's header
+// (test/workers/tools/image-probe.c, preloaded in place of the libvips call that follows) cannot open /etc/passwd, connect to the server's port, exec, or
 // read the server's memory, forked from its zygote or started afresh, where with the sandbox off it can do each; a
 // decoder that crashes (a real SIGSEGV sent to it) gives its request a 422 while a neighbour gets its thumbnail;
 // a decode past JOB_TIMEOUT_MS is killed at the deadline; with IMAGE_DECODER=in-process no still is decoded in a
@@ -18,6 +18,8 @@ import { AUTH, build } from '../../helper.ts'
 
 const stills = existsSync(IMAGE_DECODE_FILE) && execFileSyncStatus([IMAGE_DECODE_FILE, '--still', 'png']) === 64
 const FORMATS = ['png', 'webp', 'gif'] as const
+/** What --still takes: the confinement is probed after each of its loaders has read its input's header. */
+const PROBED = ['jpeg', 'png', 'webp', 'gif', 'avif'] as const
 
 function execFileSyncStatus ([bin, ...args]: string[]): number {
   try {
@@ -39,13 +41,15 @@ async function probe (sandbox: Sandbox, dir: string, format: string): Promise<Re
   return await probeDecoder(['--still', format, '--max-pixels', '1000000', '--max-frames', '1000', '--frame-budget', '4000000'], join(dir, `picture.${format}`), dir, sandbox)
 }
 
-test('code inside image-decode, after it read a PNG, WebP or GIF, cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
+test('code inside image-decode, after it read a JPEG, PNG, WebP, GIF or AVIF (--still), cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
   const { dir, zygote, afresh, off } = await probeSetup(t, 'thumbd-still-probe-')
   const picture = sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } })
   writeFileSync(join(dir, 'picture.png'), await picture.clone().png().toBuffer())
   writeFileSync(join(dir, 'picture.webp'), await picture.clone().webp().toBuffer())
   writeFileSync(join(dir, 'picture.gif'), await picture.clone().gif().toBuffer())
-  for (const format of FORMATS) {
+  writeFileSync(join(dir, 'picture.jpeg'), await picture.clone().jpeg().toBuffer())
+  writeFileSync(join(dir, 'picture.avif'), await picture.clone().avif({ effort: 0 }).toBuffer())
+  for (const format of PROBED) {
     assert.deepEqual(await probe(zygote, dir, format), DENIED, `${format}: forked from its zygote`)
     assert.deepEqual(await probe(afresh, dir, format), DENIED, `${format}: started afresh`)
     // The sandbox off (prlimit and setpriv only): every attempt succeeds, so each denial above is the sandbox's doing.
