@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import type { FastifyInstance } from 'fastify'
+import { slowdown } from '../busy-machine.ts'
 import { decoderChildren, waitFor } from '../faults/helpers.ts'
 import { AUTH, build, decoded, leftoverTempFiles, TEST_TMP } from '../helper.ts'
 import { media, mediaPath } from '../media.ts'
@@ -144,11 +145,13 @@ for (const { what, origin: behaviour, env = {}, status, code } of HOSTILE) {
     const origin = await startOrigin({ video: bytes }, behaviour)
     t.after(origin.close)
     const app = await build(t, { ...remoteFrom(origin), ...env })
+    // Seconds on a quiet machine; beside stress-ng the niced decoder's share stretches them (13.7 s once).
+    const boundMs = Math.round(10_000 * await slowdown(app))
     const started = performance.now()
     const res = await fromUrl(app, 'thumbnail', origin.url('video'), { at: '50%' })
     assert.equal(res.statusCode, status, res.body)
     assert.equal(res.json().code, code)
-    assert.ok(performance.now() - started < 10_000, 'answered within seconds')
+    assert.ok(performance.now() - started < boundMs, `answered within ${boundMs} ms`)
     // No retry loop: a few requests; what the origin sent is at most two answers dropped after a look (kernel buffers).
     assert.ok(origin.ranges().length <= 6, `requests: ${origin.ranges().join(', ')}`)
     assert.ok(origin.sent() < bytes.length * 1.5, `sent ${origin.sent()} of ${bytes.length}`)
