@@ -32,7 +32,9 @@ const { values: flags } = parseArgs({
     width: { type: 'string' },
     'peer-only': { type: 'boolean', default: false },
     // --thumbd-route dialect|api: thumbd's URL run by imgproxy's signed GET URL (default) or POST /api (peer.ts).
-    'thumbd-route': { type: 'string', default: 'dialect' }
+    'thumbd-route': { type: 'string', default: 'dialect' },
+    // --env NAME=VALUE (repeatable): added to every thumbd server's environment, e.g. IMAGE_DECODER=sandbox.
+    env: { type: 'string', multiple: true, default: [] }
   }
 })
 const quick = flags.quick
@@ -42,6 +44,14 @@ const cores = availableParallelism()
 /** When the /health figure starts counting in the 200-connection run. */
 const SATURATED_AFTER_MS = quick ? 500 : 2000
 const outDir = flags.out ?? fileURLToPath(new URL('results/', import.meta.url))
+const badEnv = flags.env.find(pair => !/^[A-Z_][A-Z0-9_]*=/.test(pair))
+if (badEnv !== undefined) {
+  process.stderr.write(`--env takes NAME=VALUE (got "${badEnv}")\n`)
+  process.exit(2)
+}
+const extraEnv = Object.fromEntries(flags.env.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+/** Said in each table's first line, so two runs' outputs cannot be mixed up. */
+const envNote = flags.env.length === 0 ? '' : `, thumbd with ${flags.env.join(' ')}`
 
 const media = await sampleMedia(quick)
 const hashFile = join(MEDIA_DIR, quick ? 'random-5mb.bin' : 'random-100mb.bin')
@@ -55,16 +65,16 @@ if (flags.peer !== undefined) {
   const width = Number(flags.width ?? 320)
   const thumbdRoute = flags['thumbd-route']
   if (imgproxy === undefined || flags.photos === undefined || !Number.isInteger(width) || width < 1 || (thumbdRoute !== 'dialect' && thumbdRoute !== 'api')) {
-    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--width N] [--thumbd-route dialect|api] [--peer-only]\n')
+    process.stderr.write('usage: npm run bench -- --peer imgproxy=PATH --photos DIR [--width N] [--thumbd-route dialect|api] [--peer-only] [--env NAME=VALUE ...]\n')
     process.exit(2)
   }
-  const rows = await comparePeer({ imgproxy, photos: flags.photos, width, seconds, repeats, connections: 8, thumbdRoute, say })
+  const rows = await comparePeer({ imgproxy, photos: flags.photos, width, seconds, repeats, connections: 8, thumbdRoute, env: extraEnv, say })
   await mkdir(outDir, { recursive: true })
-  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, width, thumbdRoute, rows }, null, 2) + '\n')
-  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), ${width} px, 8 connections, median of ${repeats} alternating run(s) of ${seconds} s`, '', ...peerTable(rows, thumbdRoute), ''].join('\n'))
+  await writeFile(join(outDir, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ machine: { cores, cpu: cpus()[0]?.model.trim() }, width, thumbdRoute, env: extraEnv, rows }, null, 2) + '\n')
+  process.stdout.write([`thumbd vs imgproxy: ${cores} cores (${cpus()[0]?.model.trim()}), ${width} px, 8 connections, median of ${repeats} alternating run(s) of ${seconds} s${envNote}`, '', ...peerTable(rows, thumbdRoute), ''].join('\n'))
   if (flags['peer-only']) process.exit(0)
 }
-const server = await startServer({ EXECUTION_MODE: 'pool' })
+const server = await startServer({ EXECUTION_MODE: 'pool', ...extraEnv })
 const median = (xs: number[]) => percentile(xs, 50)
 const summary = (xs: number[]) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })
 
@@ -127,7 +137,7 @@ try {
 
   // On a server of its own: what the image workload holds, not what the workloads before it left behind.
   say('peak RSS under the image workload at 8 connections, fresh server')
-  const freshServer = await startServer({ EXECUTION_MODE: 'pool' })
+  const freshServer = await startServer({ EXECUTION_MODE: 'pool', ...extraEnv })
   let peakRssMB: number
   try {
     const sampler = startSampler(freshServer.pid)
@@ -154,7 +164,7 @@ try {
   const report = {
     date: new Date().toISOString(),
     machine: { cores, cpu: cpus()[0]?.model.trim(), node: process.versions.node },
-    settings: { repeats, seconds, quick },
+    settings: { repeats, seconds, quick, env: extraEnv },
     throughput: rows,
     singleVideo: { cliMs: median(cli), thumbdMs: median(ours), ratio: median(ours) / median(cli) },
     idleRssMB,
@@ -169,7 +179,7 @@ try {
   } else {
     const f = (n: number, d = 2) => n.toFixed(d)
     const lines = [
-      `thumbd bench: ${cores} cores (${report.machine.cpu}), Node ${report.machine.node}, ${repeats} repeat(s) of ${seconds} s`,
+      `thumbd bench: ${cores} cores (${report.machine.cpu}), Node ${report.machine.node}, ${repeats} repeat(s) of ${seconds} s${envNote}`,
       '',
       '| workload | raw /s (median) | thumbd /s (median) | thumbd / raw: min – median – max |',
       '|---|---:|---:|---|',

@@ -32,6 +32,8 @@ export interface PeerSettings {
   connections: number
   /** How thumbd gets the URL photo: imgproxy's signed GET URL (`dialect`) or POST /api/thumbnail JSON (`api`). */
   thumbdRoute: ThumbdRoute
+  /** Added to thumbd's environment (bench.ts's --env), e.g. IMAGE_DECODER=sandbox; imgproxy's is left as it is. */
+  env: Record<string, string>
   say: (line: string) => void
 }
 
@@ -82,7 +84,7 @@ async function startImgproxy (binary: string, key: string, salt: string) {
   }
 }
 
-export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, connections, thumbdRoute, say }: PeerSettings): Promise<PeerRow[]> {
+export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, connections, thumbdRoute, env, say }: PeerSettings): Promise<PeerRow[]> {
   const { photos: set, skipped } = await listPeerPhotos(photos)
   for (const { name, why } of skipped) say(`left out ${name}: ${why}`)
   if (set.length === 0) throw new Error(`no still photos (${PHOTO_EXTENSIONS.join(', ')}) in ${photos}`)
@@ -92,7 +94,7 @@ export async function comparePeer ({ imgproxy, photos, width, seconds, repeats, 
   const jpeg = Object.fromEntries(['JPEG_DECODER', 'JPEG_SHRINK'].flatMap(name => process.env[name] === undefined ? [] : [[name, process.env[name]!]]))
   // One key and salt for both servers: thumbd's dialect run sends the URL imgproxy gets, byte for byte.
   const [key, salt] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
-  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, ...jpeg })
+  const thumbd = await startServer({ EXECUTION_MODE: 'pool', ALLOW_PRIVATE_SOURCES: 'true', ALLOWED_SOURCES: `${statics.base}/`, URL_SIGNING_KEYS: key, URL_SIGNING_SALTS: salt, ...jpeg, ...env })
   const peer = await startImgproxy(imgproxy, key, salt)
   say(`thumbd's URL run: ${thumbdRoute === 'dialect' ? 'GET /i/... (imgproxy\'s signed URL)' : 'POST /api/thumbnail (JSON)'}`)
   // CPU per thumbnail, besides ok/s: on 2 shared cores a rate moves with whatever else runs (the client, the
