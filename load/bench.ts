@@ -14,7 +14,7 @@ import { ffmpegFrameCommand, rawHash, rawSharp, rawVideo } from './raw.ts'
 import { comparePeer, peerTable } from './peer.ts'
 import { runShape } from './run.ts'
 import { processTree, startSampler } from './sampler.ts'
-import { startServer, warmCompileCache } from './server-process.ts'
+import { envFlags, startServer, warmCompileCache } from './server-process.ts'
 
 const run = promisify(execFile)
 const say = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`)
@@ -44,12 +44,7 @@ const cores = availableParallelism()
 /** When the /health figure starts counting in the 200-connection run. */
 const SATURATED_AFTER_MS = quick ? 500 : 2000
 const outDir = flags.out ?? fileURLToPath(new URL('results/', import.meta.url))
-const badEnv = flags.env.find(pair => !/^[A-Z_][A-Z0-9_]*=/.test(pair))
-if (badEnv !== undefined) {
-  process.stderr.write(`--env takes NAME=VALUE (got "${badEnv}")\n`)
-  process.exit(2)
-}
-const extraEnv = Object.fromEntries(flags.env.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+const extraEnv = envFlags(flags.env)
 /** Said in each table's first line, so two runs' outputs cannot be mixed up. */
 const envNote = flags.env.length === 0 ? '' : `, thumbd with ${flags.env.join(' ')}`
 

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { sampleMedia } from './media.ts'
 import { percentile, startHealthProbe } from './probe.ts'
-import { startServer } from './server-process.ts'
+import { envFlags, startServer } from './server-process.ts'
 
 const CLIENTS = fileURLToPath(new URL('health-flood-clients.py', import.meta.url))
 const WHY_PROBE = fileURLToPath(new URL('health-flood-probe.ts', import.meta.url))
@@ -35,7 +35,7 @@ const { values } = parseArgs({
 })
 const seconds = Math.min(60, Number(values.seconds))
 const clients = Math.min(400, Number(values.clients))
-const env = Object.fromEntries(values.env.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+const env = envFlags(values.env)
 const traceFile = join(tmpdir(), `health-flood-trace-${process.pid}.json`)
 if (values.why !== undefined) Object.assign(env, { NODE_OPTIONS: `--import=${WHY_TRACE}`, HEALTH_FLOOD_TRACE: traceFile })
 const media = await sampleMedia(false)

@@ -13,14 +13,14 @@ import { parseArgs } from 'node:util'
 import { fire } from './cannon.ts'
 import { sampleMedia } from './media.ts'
 import { CLOCK_TICKS_PER_SECOND, processTree } from './sampler.ts'
-import { startServer, warmCompileCache } from './server-process.ts'
+import { envFlags, startServer, warmCompileCache } from './server-process.ts'
 import { startStaticServer } from './static-server.ts'
 
 const { values: flags } = parseArgs({ options: { connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '20' }, env: { type: 'string', multiple: true, default: [] } } })
 const [connections, seconds] = [Math.min(64, Number(flags.connections)), Math.min(120, Number(flags.duration))]
 const MB = 2 ** 20
 const IDLE_AFTER_MS = 5000
-const extraEnv = Object.fromEntries(flags.env.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+const extraEnv = envFlags(flags.env)
 
 /** A /proc/PID/status field in bytes (its figures are kB), 0 when the process is gone. */
 function statusBytes (pid: number, field: string): number {

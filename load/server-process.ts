@@ -14,6 +14,19 @@ const COMPILE_CACHE = fileURLToPath(new URL('../node_modules/.cache/thumbd-compi
 const READY_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 40_000
 
+/**
+ * The server environment a bench's repeatable `--env NAME=VALUE` flags add (e.g. IMAGE_DECODER=sandbox); a pair
+ * of another form is one line on stderr and exit 2, before any server starts.
+ */
+export function envFlags (pairs: string[]): Record<string, string> {
+  const bad = pairs.find(pair => !/^[A-Z_][A-Z0-9_]*=/.test(pair))
+  if (bad !== undefined) {
+    process.stderr.write(`--env takes NAME=VALUE (got "${bad}")\n`)
+    process.exit(2)
+  }
+  return Object.fromEntries(pairs.map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+}
+
 export interface ServerHandle {
   base: string
   apiKey: string
