@@ -1,9 +1,10 @@
-// node load/image-cpu.ts [--before DIR] [--image-decoder I] [--decoder D] [--count N] [--rounds R] [--width W] [--formats jpeg,png,...]:
+// node load/image-cpu.ts [--before DIR [--before-image-decoder I]] [--image-decoder I] [--decoder D] [--count N] [--rounds R] [--width W] [--formats jpeg,png,...]:
 // CPU per photo thumbnail, per input format (JPEG, PNG, WebP, GIF, AVIF), of this tree's server with
 // IMAGE_DECODER=I (default sandbox, the opt-in being measured: every still in the decoder sandbox) and
 // JPEG_DECODER=D (default turbojpeg) against this tree with the defaults (IMAGE_DECODER=in-process,
 // JPEG_DECODER=turbojpeg), or against another tree's server with its own defaults (--before: a checkout of the
-// branch to compare with), in alternating rounds, one pool thread each. `--image-decoder in-process --decoder
+// branch to compare with; --before-image-decoder sets its IMAGE_DECODER, to compare two trees' sandboxes), in
+// alternating rounds, one pool thread each. `--image-decoder in-process --decoder
 // sandbox` measures the JPEG-only opt-in. The CPU is the server's and its
 // descendants' (the zygotes and the decoders they fork, reaped ones included): /proc stat utime+stime+cutime+cstime.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -13,7 +14,7 @@ import { parseArgs } from 'node:util'
 import sharp from 'sharp'
 import { startServer, type ServerHandle } from './server-process.ts'
 
-const { values } = parseArgs({ options: { before: { type: 'string' }, count: { type: 'string', default: '40' }, rounds: { type: 'string', default: '3' }, width: { type: 'string', default: '320' }, formats: { type: 'string', default: 'jpeg,png,webp,gif,avif' }, decoder: { type: 'string', default: 'turbojpeg' }, 'image-decoder': { type: 'string', default: 'sandbox' } } })
+const { values } = parseArgs({ options: { before: { type: 'string' }, count: { type: 'string', default: '40' }, rounds: { type: 'string', default: '3' }, width: { type: 'string', default: '320' }, formats: { type: 'string', default: 'jpeg,png,webp,gif,avif' }, decoder: { type: 'string', default: 'turbojpeg' }, 'image-decoder': { type: 'string', default: 'sandbox' }, 'before-image-decoder': { type: 'string' } } })
 
 /** A photo-like 3000x2000 picture (ffmpeg's testsrc2 with noise), in each format; GIF at 1000x667. */
 async function photos (): Promise<Record<string, Buffer>> {
@@ -49,7 +50,7 @@ const files = Object.fromEntries(Object.entries(await photos()).filter(([format]
 const here = join(import.meta.dirname, '..', 'src', 'server.ts')
 // The sandbox is opt-in: without naming it, this tree would measure the default against itself.
 const trees: Record<string, { entry: string, env: Record<string, string> }> = {
-  before: values.before === undefined ? { entry: here, env: { JPEG_DECODER: 'turbojpeg', IMAGE_DECODER: 'in-process' } } : { entry: join(values.before, 'src', 'server.ts'), env: {} },
+  before: values.before === undefined ? { entry: here, env: { JPEG_DECODER: 'turbojpeg', IMAGE_DECODER: 'in-process' } } : { entry: join(values.before, 'src', 'server.ts'), env: values['before-image-decoder'] === undefined ? {} : { IMAGE_DECODER: values['before-image-decoder'] } },
   after: { entry: here, env: { JPEG_DECODER: values.decoder, IMAGE_DECODER: values['image-decoder'] } }
 }
 const servers: Record<string, ServerHandle> = {}

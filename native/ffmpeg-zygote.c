@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -42,7 +43,7 @@
 enum { OUT_STDOUT = 1, OUT_STDERR = 2, OUT_EXIT = 3, OUT_ERROR = 4 };
 enum { IN_RUN = 1, IN_SIGNAL = 2, IN_RUN_SANDBOXED = 3 };
 enum { MAX_READ_PATHS = 16 };
-enum { HEADER_BYTES = 9, MAX_TOOLS = 16, MAX_REQUEST_BYTES = 1 << 20, READ_BYTES = 64 * 1024 };
+enum { HEADER_BYTES = 9, MAX_TOOLS = 16, MAX_REQUEST_BYTES = 1 << 20, READ_BYTES = 64 * 1024, MAX_SPLICED_BYTES = 1 << 20 };
 
 typedef int (*main_fn)(int, char **, char **);
 
@@ -88,7 +89,7 @@ static void send_frame (uint32_t id, uint8_t type, const void *payload, uint32_t
   header[4] = type;
   memcpy(header + 5, &length, 4);
   struct iovec parts[2] = { { header, HEADER_BYTES }, { (void *)payload, length } };
-  write_all(parts, length > 0 ? 2 : 1);
+  write_all(parts, length > 0 && payload != NULL ? 2 : 1);
 }
 
 static void send_error (uint32_t id, const char *code, const char *message) {
@@ -198,9 +199,42 @@ static void kill_all_and_exit (void) {
   _exit(0);
 }
 
-/* Relays what a child wrote; closes the pipe at its end. */
+/* 0 once splice() was refused here (stdout not a pipe or socket): the bytes are copied through this process. */
+static int splice_works = 1;
+
+/* `length` bytes of the pipe `fd` (that many are in it, FIONREAD said) to stdout, after the header that announced
+ * them. splice(): the kernel hands the pipe's pages on to our stdout (the socket to the pool thread) without this
+ * process reading and writing them again, which a decoder's pixels cost 64 KB at a time. */
+static void move_bytes (int fd, uint32_t length) {
+  static char buffer[READ_BYTES];
+  while (length > 0 && splice_works) {
+    ssize_t n = splice(fd, NULL, STDOUT_FILENO, NULL, length, SPLICE_F_MOVE);
+    if (n > 0) length -= (uint32_t)n;
+    else if (n < 0 && errno == EINTR) continue;
+    else if (n < 0 && errno == EPIPE) _exit(0);  /* the thread that reads us is gone */
+    else splice_works = 0;
+  }
+  while (length > 0) {
+    ssize_t n = read(fd, buffer, length < sizeof buffer ? length : sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    /* Cannot be (the bytes were there), but the frame must stay as long as its header says. */
+    if (n <= 0) n = length < sizeof buffer ? length : sizeof buffer, memset(buffer, 0, (size_t)n);
+    struct iovec part = { buffer, (size_t)n };
+    write_all(&part, 1);
+    length -= (uint32_t)n;
+  }
+}
+
+/* Relays what a child wrote, as one frame of what its pipe holds; closes the pipe at its end. */
 static void relay (struct tool *t, int *fd, uint8_t type) {
   static char buffer[READ_BYTES];
+  int available = 0;
+  if (ioctl(*fd, FIONREAD, &available) == 0 && available > 0) {
+    uint32_t length = available < MAX_SPLICED_BYTES ? (uint32_t)available : MAX_SPLICED_BYTES;
+    send_frame(t->id, type, NULL, length);
+    move_bytes(*fd, length);
+    return;
+  }
   ssize_t n = read(*fd, buffer, sizeof buffer);
   if (n > 0) send_frame(t->id, type, buffer, (uint32_t)n);
   else if (n == 0 || (errno != EAGAIN && errno != EINTR)) { close(*fd); *fd = -1; }

@@ -25,7 +25,9 @@
 // and the profile's length, u32 little-endian; the profile; the pixels, rows top to bottom.
 // Exit: 0; 2 the decoder refused the image (an error or a warning, as sharp's failOn: 'warning'); 3 over the
 // pixel limit, an animation over its limits (--still), or another size than expected (--scale); 4 an animation
-// the output keeps whole (--frames all: sharp decodes every frame); 64 usage; 70 out of memory.
+// the output keeps whole (--frames all: sharp decodes every frame); 5 not this path's to take (--scale: CMYK, YCCK,
+// 12-bit: the next decoder takes it; apart from 2 so that a refused JPEG is not decoded a second time); 64 usage;
+// 70 out of memory.
 //
 // libvips' prototypes are declared here (its C API, stable across 8.x), as the house declares TurboJPEG's: the
 // build needs only the library sharp installs, no -dev package (scripts/build-zygote.sh).
@@ -76,7 +78,7 @@ void *vips_class_map_all (unsigned long type, void *(*fn) (void *cls, void *a), 
 enum { VIPS_ACCESS_SEQUENTIAL = 1, VIPS_FAIL_ON_WARNING = 3, VIPS_FORMAT_UCHAR = 0, VIPS_FORMAT_USHORT = 2 };
 enum { VIPS_INTERPRETATION_CMYK = 15, VIPS_INTERPRETATION_LABS = 21, VIPS_INTERPRETATION_sRGB = 22, VIPS_INTERPRETATION_GREY16 = 26 };
 enum { VIPS_INTENT_PERCEPTUAL = 0 };
-enum { EXIT_REFUSED = 2, EXIT_TOO_LARGE = 3, EXIT_ANIMATED = 4, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
+enum { EXIT_REFUSED = 2, EXIT_TOO_LARGE = 3, EXIT_ANIMATED = 4, EXIT_NOT_TAKEN = 5, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
 
 /* The loaders thumbd serves; every other one (TIFF, SVG, PDF, matrix ...) blocked, as sharp is in the pool thread. */
 static const char *const LOADERS[] = { "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp", "VipsForeignLoadNsgif", "VipsForeignLoadHeif" };
@@ -179,7 +181,7 @@ static int jpeg (int argc, char **argv) {
     refuse(EXIT_TOO_LARGE, "%dx%d at 1/%d, not %ux%u", vips_image_get_width(image), vips_image_get_height(image), scale, w, h);
   }
   /* What raw RGB or grey pixels lose nothing of: CMYK, YCCK and 12-bit stay with sharp's path, as before. */
-  if (vips_image_get_bands(image) != channels || vips_image_get_format(image) != VIPS_FORMAT_UCHAR) refuse(EXIT_REFUSED, "%d bands, not %d", vips_image_get_bands(image), channels);
+  if (vips_image_get_bands(image) != channels || vips_image_get_format(image) != VIPS_FORMAT_UCHAR) refuse(EXIT_NOT_TAKEN, "%d bands, not %d", vips_image_get_bands(image), channels);
   uint32_t header[4] = { 0, w, h, (uint32_t)channels };
   memcpy(header, "TJD1", 4);
   if (write_all(header, sizeof header) != 0) return EXIT_REFUSED;

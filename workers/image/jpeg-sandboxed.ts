@@ -12,13 +12,17 @@ import { withInputFile } from './input-file.ts'
 /** image-decode's exit codes (native/image-decode.c). */
 const REFUSED = 2
 const OTHER_SIZE = 3
+const NOT_TAKEN = 5
 const HEADER_BYTES = 16
 
 export interface Decoded { data: Buffer, width: number, height: number, channels: 1 | 3 }
 
 /**
- * The pixels, or undefined where the decoder refused the JPEG (a libjpeg warning, another size, CMYK): the next
- * decoder (sharp's path, in the sandbox with IMAGE_DECODER=sandbox) then gives the same 4xx as before. A decoder that died of a signal (a crash) is a 422, not handed to sharp.
+ * The pixels, or undefined where this path does not take the JPEG (another size than its header said, CMYK, 12-bit)
+ * or the decoder refused it (a libjpeg warning, corrupt data) and sharp in this thread is the next decoder: it gives
+ * the same 4xx as before. With IMAGE_DECODER=sandbox the next decoder is the same libvips in the sandbox, which would
+ * refuse it again after decoding it again: a refusal is that request's 422 at once. A decoder that died of a signal
+ * (a crash) is a 422, not handed to sharp.
  */
 export async function decodeSandboxed (bytes: Uint8Array, size: [number, number], channels: 1 | 3, shrink: number, ctx: JobContext): Promise<Decoded | undefined> {
   const tool = ctx.settings.imageDecode!
@@ -32,7 +36,9 @@ export async function decodeSandboxed (bytes: Uint8Array, size: [number, number]
       reads: [path],
       anyExitCode: true
     })
-    if (run.code === REFUSED || run.code === OTHER_SIZE) return undefined
+    if (run.code === OTHER_SIZE || run.code === NOT_TAKEN) return undefined
+    if (run.code === REFUSED && ctx.settings.stills?.imageDecode !== undefined) throw new JobError('MEDIA_UNREADABLE', 'the image could not be decoded', run.stderr.trim())
+    if (run.code === REFUSED) return undefined
     if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
     const out = run.stdout
     if (out.length !== HEADER_BYTES + w * h * channels || out.toString('latin1', 0, 4) !== 'TJD1' || out.readUInt32LE(4) !== w || out.readUInt32LE(8) !== h || out.readUInt32LE(12) !== channels) {

@@ -48,7 +48,7 @@ class Tool extends EventEmitter implements LaunchedTool {
 class Helper {
   readonly #process: ChildProcess
   readonly #tools = new Map<number, Tool>()
-  readonly #frames = new FrameReader()
+  readonly #frames = new FrameReader([FRAME.stdout, FRAME.stderr])
   readonly #maxRuns: number
   readonly #name: string
   #runs = 0
