@@ -8,7 +8,8 @@ import { closeSync, constants, openSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
+import type { FastifyInstance } from 'fastify'
 import { LINGER_BYTES, LINGER_BYTES_PER_SECOND, LINGER_MS } from '../../src/plugins/slow-clients.ts'
 import { TEST_KEY, build } from '../helper.ts'
 import { media } from '../media.ts'
@@ -59,6 +60,31 @@ async function sendAllThenRead (port: number, head: string, body: Buffer): Promi
   return { reply: client.reply(), error: writeError ?? await client.closed }
 }
 
+/**
+ * Four uploads of a 64 MiB body sent at 12.8 MB/s each (far above INTAKE_BYTES_PER_SECOND) for as long as the test
+ * needs, `video` first; `heads()` waits until the server has all four heads.
+ */
+async function fastUploads (t: TestContext, app: FastifyInstance, base: string, video: Buffer) {
+  let heads = 0
+  app.server.on('request', (request: { headers: Record<string, string | undefined> }) => { if (request.headers['content-length'] === String(64 * 2 ** 20)) heads++ })
+  const chunk = Buffer.alloc(256 * 2 ** 10)
+  const clients = await Promise.all(Array.from({ length: 4 }, () => rawClient(portOf(base))))
+  for (const client of clients) client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', 64 * 2 ** 20)), video, chunk]))
+  const timer = setInterval(() => { for (const client of clients) if (client.socket.writableLength < chunk.length) client.socket.write(chunk) }, 20)
+  const stop = () => clearInterval(timer)
+  t.after(stop)
+  return { clients, stop, heads: () => waitFor(() => heads === clients.length, 10_000, 'the fast uploads\' heads') }
+}
+
+/** A request behind queued work: refused with 503 OVERLOADED at its head, before its body. */
+async function assertRefusedAtHead (base: string) {
+  const behind = await rawClient(portOf(base))
+  behind.socket.write(requestHead('/api/thumbnail', 1000) + 'x'.repeat(100))
+  await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
+  assert.match(behind.reply(), /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_OVERLOADED"/, behind.reply())
+  behind.socket.destroy()
+}
+
 test('drips below the rate floor hold no job capacity, and are cut with 408 and closed', async (t) => {
   // One thread and a short queue bound: before, twelve uploads in progress reserved 12 x 300 ms and every
   // other request got 503 for as long as they dripped.
@@ -86,25 +112,13 @@ test('uploads that come fast count as queued work for MAX_QUEUE_WAIT_MS: a reque
   // (200 clients of 12 MB: 2.4 GB through the main thread), only to be refused at submission.
   const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '1000' })
   const base = await listen(app)
-  let heads = 0
-  app.server.on('request', (request: { headers: Record<string, string | undefined> }) => { if (request.headers['content-length'] === String(64 * 2 ** 20)) heads++ })
-  const video = await media('mp4-h264')
-  const chunk = Buffer.alloc(256 * 2 ** 10)
-  const fast = await Promise.all(Array.from({ length: 4 }, () => rawClient(portOf(base))))
-  for (const client of fast) client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', 64 * 2 ** 20)), video, chunk]))
-  // 12.8 MB/s each, far above INTAKE_BYTES_PER_SECOND, for as long as the test needs.
-  const timer = setInterval(() => { for (const client of fast) if (client.socket.writableLength < chunk.length) client.socket.write(chunk) }, 20)
-  t.after(() => clearInterval(timer))
+  const { clients: fast, stop, heads } = await fastUploads(t, app, base, await media('mp4-h264'))
   // Once the server has their heads (a fixed 300 ms was not enough beside stress-ng: some came 100 ms before the
   // request behind them, the first 1.06 s before it, past MAX_QUEUE_WAIT_MS, where it counts no more), and a
   // few of INTAKE_TICK_MS's rate checks.
-  await waitFor(() => heads === fast.length, 10_000, 'the fast uploads\' heads')
+  await heads()
   await sleep(200)
-  const behind = await rawClient(portOf(base))
-  behind.socket.write(requestHead('/api/thumbnail', 1000) + 'x'.repeat(100))
-  await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
-  assert.match(behind.reply(), /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_OVERLOADED"/, behind.reply())
-  behind.socket.destroy()
+  await assertRefusedAtHead(base)
   // Still coming past MAX_QUEUE_WAIT_MS, they are no jobs a moment from now: they refuse no one any more (else a
   // few long fast uploads would refuse everyone else for minutes).
   await sleep(1000)
@@ -112,7 +126,7 @@ test('uploads that come fast count as queued work for MAX_QUEUE_WAIT_MS: a reque
   const later = await upload(base, 'thumbnail', await media('jpeg'))
   assert.equal(later.status, 200, later.body.toString())
   // Uploads that are gone hold nothing.
-  clearInterval(timer)
+  stop()
   for (const client of fast) client.socket.destroy()
   await sleep(100)
   const res = await upload(base, 'thumbnail', await media('jpeg'))
@@ -125,10 +139,8 @@ test('uploads the server itself holds paused (their temp file cannot open yet) s
   // by what the server read, they looked slow after a few hundred ms and the request behind them was admitted.
   const app = await build(t, { POOL_THREADS: '1', MAX_QUEUE_WAIT_MS: '1000' })
   const base = await listen(app)
-  let heads = 0
-  app.server.on('request', (request: { headers: Record<string, string | undefined> }) => { if (request.headers['content-length'] === String(64 * 2 ** 20)) heads++ })
+  // Read before every libuv thread is held below (a file read needs one).
   const video = await media('mp4-h264')
-  const chunk = Buffer.alloc(256 * 2 ** 10)
   const dir = tempFolder('thumbd-held-', t)
   const fifos = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, (_, i) => join(dir, `fifo-${i}`))
   for (const fifo of fifos) execFileSync('mkfifo', [fifo])
@@ -147,19 +159,12 @@ test('uploads the server itself holds paused (their temp file cannot open yet) s
     for (const handle of await Promise.all(held)) await handle.close()
     for (const fd of writers) closeSync(fd)
   }
-  const fast = await Promise.all(Array.from({ length: 4 }, () => rawClient(portOf(base))))
+  const { clients: fast, heads } = await fastUploads(t, app, base, video)
   try {
-    for (const client of fast) client.socket.write(Buffer.concat([Buffer.from(requestHead('/api/thumbnail', 64 * 2 ** 20)), video, chunk]))
-    const timer = setInterval(() => { for (const client of fast) if (client.socket.writableLength < chunk.length) client.socket.write(chunk) }, 20)
-    t.after(() => clearInterval(timer))
-    await waitFor(() => heads === fast.length, 10_000, 'the fast uploads\' heads')
+    await heads()
     // Past the point where 128 KiB over the time since its head falls below INTAKE_BYTES_PER_SECOND (0.5 s).
     await sleep(700)
-    const behind = await rawClient(portOf(base))
-    behind.socket.write(requestHead('/api/thumbnail', 1000) + 'x'.repeat(100))
-    await waitFor(() => behind.reply().includes('\r\n\r\n'), 3000, 'an answer before the body')
-    assert.match(behind.reply(), /^HTTP\/1\.1 503 [\s\S]*"code":"THUMBD_OVERLOADED"/, behind.reply())
-    behind.socket.destroy()
+    await assertRefusedAtHead(base)
   } finally {
     for (const client of fast) client.socket.destroy()
     await release()
