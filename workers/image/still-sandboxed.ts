@@ -18,7 +18,7 @@ import { runTool } from '../tools/index.ts'
 import { withInputFile } from './input-file.ts'
 import { describesSrgb } from './srgb-profile.ts'
 
-/** image-decode's exit codes (native/still-decode.c). */
+/** image-decode's exit codes (native/image-decode.c). */
 const REFUSED = 2
 const TOO_LARGE = 3
 const ANIMATED = 4
