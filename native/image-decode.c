@@ -10,23 +10,30 @@
 //   image-decode --scale N --size W H --channels 1|3 FILE
 //   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
 //                [--fit MODE W H] [--profile keep|convert] FILE
+//   image-decode --info --max-pixels N FILE
 //
 // --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose); W H the size its
 // header pass read, at 1/N that of the decode; channels 1 grey, 3 RGB (CMYK is refused: sharp's). Output: "TJD1",
 // then width, height and channels (u32 little-endian), then the pixels, rows top to bottom, orientation not applied.
-// --still: the first frame, display-oriented (its EXIF orientation applied); --fit (sharp's fit; 0 for a side not
-// given) reduces a JPEG or WebP on load as sharp does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale
+// --still: the first frame, display-oriented (its EXIF orientation applied); with --frames all, an animated GIF's or
+// WebP's every frame (sharp's pages: -1, each frame turned) where all of them hold no more pixels than --max-pixels,
+// its profile converted to sRGB; --fit (sharp's fit; 0 for a side not given) reduces a JPEG or WebP on load as sharp does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale
 // 1 / min(hshrink, vshrink) when above 1). Colour, as sharp's pipeline: an 8-bit picture whose profile sharp would
 // convert through is converted to sRGB here, by libvips' own Little CMS (a CMYK one without a profile, through
 // libvips' CMYK profile), so the profile is parsed here, not in the server; --profile keep (the default) hands back
 // an RGB picture's profile that does not describe sRGB, which the pool thread may keep on its output; convert
 // converts that one too. A 16-bit picture's profile is handed back.
-// Output: "IMD2", then width, height, channels (1-4), bits (8 or 16, little-endian samples), frames (of the file)
-// and the profile's length, u32 little-endian; the profile; the pixels, rows top to bottom.
+// Output: "IMD3", then width, height (of all frames), channels (1-4), bits (8 or 16, little-endian samples), frames
+// (of the file), frames (of the pixels), loop count, palette bits (0: no palette) and the profile's length, u32
+// little-endian; the profile; each frame's delay in ms (u32, frames of the pixels > 1 only); the pixels, rows top to bottom.
+// --info: the header only, as sharp's metadata() reads it (src/metadata.cc: the loader libvips finds for the bytes among
+// those not blocked, a HEIF at its primary picture), no pixel decoded: "IMI1", then width and height (stored, one page), EXIF orientation (0: none), pages (0: no n-pages), alpha
+// (0 or 1), codec (0 jpeg, 1 png, 2 webp, 3 gif, 4 heif), libvips interpretation, bands, palette (0 or 1), bits per
+// sample (0: none) and the profile's length, u32 little-endian; then the profile.
 // Exit: 0; 2 the decoder refused the image (an error or a warning, as sharp's failOn: 'warning'); 3 over the
-// pixel limit, an animation over its limits (--still), or another size than expected (--scale); 4 an animation
-// the output keeps whole (--frames all: sharp decodes every frame); 5 not this path's to take (--scale: CMYK, YCCK,
-// 12-bit: the next decoder takes it; apart from 2 so that a refused JPEG is not decoded a second time); 64 usage;
+// pixel limit, an animation over its limits (--still), or another size than expected (--scale); 5 not this path's to
+// take (--scale: CMYK, YCCK, 12-bit: the next decoder takes it; apart from 2 so that a refused JPEG is not decoded a
+// second time); 6 no loader thumbd serves takes the bytes (--info: sharp's "unsupported image format"); 64 usage;
 // 70 out of memory.
 //
 // libvips' prototypes are declared here (its C API, stable across 8.x), as the house declares TurboJPEG's: the
@@ -55,15 +62,18 @@ int vips_pngload_buffer (void *buf, size_t len, VipsImage **out, ...);
 int vips_webpload_buffer (void *buf, size_t len, VipsImage **out, ...);
 int vips_gifload_buffer (void *buf, size_t len, VipsImage **out, ...);
 int vips_heifload_buffer (void *buf, size_t len, VipsImage **out, ...);
+const char *vips_foreign_find_load_buffer (const void *data, size_t size);
 int vips_image_get_width (const VipsImage *image);
 int vips_image_get_height (const VipsImage *image);
 int vips_image_get_bands (const VipsImage *image);
 int vips_image_get_format (const VipsImage *image);
 int vips_image_get_interpretation (const VipsImage *image);
 int vips_image_get_orientation (VipsImage *image);
+int vips_image_hasalpha (VipsImage *image);
 unsigned long vips_image_get_typeof (const VipsImage *image, const char *name);
 int vips_image_get_int (const VipsImage *image, const char *name, int *out);
 int vips_image_get_blob (const VipsImage *image, const char *name, const void **data, size_t *length);
+int vips_image_get_array_int (VipsImage *image, const char *name, int **out, int *n);
 void *vips_image_write_to_memory (VipsImage *in, size_t *size);
 int vips_icc_transform (VipsImage *in, VipsImage **out, const char *output_profile, ...);
 void vips_error_clear (void);
@@ -78,7 +88,7 @@ void *vips_class_map_all (unsigned long type, void *(*fn) (void *cls, void *a), 
 enum { VIPS_ACCESS_SEQUENTIAL = 1, VIPS_FAIL_ON_WARNING = 3, VIPS_FORMAT_UCHAR = 0, VIPS_FORMAT_USHORT = 2 };
 enum { VIPS_INTERPRETATION_CMYK = 15, VIPS_INTERPRETATION_LABS = 21, VIPS_INTERPRETATION_sRGB = 22, VIPS_INTERPRETATION_GREY16 = 26 };
 enum { VIPS_INTENT_PERCEPTUAL = 0 };
-enum { EXIT_REFUSED = 2, EXIT_TOO_LARGE = 3, EXIT_ANIMATED = 4, EXIT_NOT_TAKEN = 5, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
+enum { EXIT_REFUSED = 2, EXIT_TOO_LARGE = 3, EXIT_NOT_TAKEN = 5, EXIT_UNSUPPORTED = 6, EXIT_USAGE = 64, EXIT_MEMORY = 70 };
 
 /* The loaders thumbd serves; every other one (TIFF, SVG, PDF, matrix ...) blocked, as sharp is in the pool thread. */
 static const char *const LOADERS[] = { "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp", "VipsForeignLoadNsgif", "VipsForeignLoadHeif" };
@@ -219,14 +229,16 @@ static double sharp_shrink (const struct fit *fit, double width, double height) 
 }
 
 /* sharp's loader of FORMAT, with sharp's options for a first page (src/common.cc GetOptionsForImageType); `scale`:
- * a WebP's scale on load, a JPEG's shrink (1: none); `page`: a HEIF's page. */
-static int load (const char *format, unsigned char *bytes, size_t size, double scale, int page, VipsImage **image) {
+ * a WebP's scale on load, a JPEG's shrink (1: none); `page`: a HEIF's page; `all`: a GIF's or WebP's every page, as
+ * one tall image of them (sharp's pages: -1). */
+static int load (const char *format, unsigned char *bytes, size_t size, double scale, int page, int all, VipsImage **image) {
+  int n = all ? -1 : 1;
   if (strcmp(format, "jpeg") == 0) return vips_jpegload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "shrink", (int)scale, NULL);
   if (strcmp(format, "png") == 0) return vips_pngload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
-  if (strcmp(format, "gif") == 0) return vips_gifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, NULL);
+  if (strcmp(format, "gif") == 0) return vips_gifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", n, "page", 0, NULL);
   if (strcmp(format, "avif") == 0) return vips_heifload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", page, NULL);
-  if (scale != 1) return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, "scale", scale, NULL);
-  return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", 1, "page", 0, NULL);
+  if (scale != 1) return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", n, "page", 0, "scale", scale, NULL);
+  return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", n, "page", 0, NULL);
 }
 
 static void *allocate (size_t bytes) {
@@ -296,6 +308,13 @@ static VipsImage *to_srgb (VipsImage *image, int convert) {
   return out;
 }
 
+/* An int field of the image's metadata; 0 where it has none (or a negative one). */
+static uint32_t int_field (VipsImage *image, const char *name) {
+  int value = 0;
+  if (vips_image_get_typeof(image, name) == 0 || vips_image_get_int(image, name, &value) != 0 || value < 0) return 0;
+  return (uint32_t)value;
+}
+
 static int still (int argc, char **argv) {
   struct fit fit = { FIT_NONE, 0, 0 };
   long long max_pixels = 0, max_frames = 0, frame_budget = 0;
@@ -320,7 +339,7 @@ static int still (int argc, char **argv) {
   unsigned char *bytes = map_file(argv[argc - 1], &size);
   /* The header first: the limits are checked before a pixel is decoded (libvips decodes on write_to_memory). */
   VipsImage *image;
-  if (load(format, bytes, size, 1, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  if (load(format, bytes, size, 1, 0, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   uint64_t width = (uint64_t)vips_image_get_width(image), height = (uint64_t)vips_image_get_height(image);
   if (width * height > (uint64_t)max_pixels) refuse(EXIT_TOO_LARGE, "over the pixel limit");
   /* "n-pages" as sharp reads it (vips_image_get_n_pages says 1 for 10000 pages or more). */
@@ -333,28 +352,35 @@ static int still (int argc, char **argv) {
   if (strcmp(format, "avif") != 0 && frames > 1) {
     if (frames > (uint64_t)max_frames) refuse(EXIT_TOO_LARGE, "an animation over the frame limit");
     if (frames * width * height > (uint64_t)frame_budget) refuse(EXIT_TOO_LARGE, "an animation over the pixel budget of all its frames");
-    /* An animation the output keeps whole is sharp's to decode (every frame, workers/image/animation.ts), as before. */
-    if (all_frames) refuse(EXIT_ANIMATED, "animated");
   }
+  /* --frames all: an animation the output keeps whole, every frame (sharp's pages: -1), where all its frames hold no
+   * more pixels than one still may: they come back whole, as one tall image. Past that, its first frame. */
+  int animation = all_frames && strcmp(format, "avif") != 0 && frames > 1 && frames * width * height <= (uint64_t)max_pixels;
   int primary;
   if (strcmp(format, "avif") == 0 && frames > 1 && vips_image_get_typeof(image, "heif-primary") != 0 && vips_image_get_int(image, "heif-primary", &primary) == 0 && primary != 0) {
     /* sharp reopens a HEIF of several pictures at its primary one (src/common.cc HeifPrimaryPageReopen). */
-    if (load(format, bytes, size, 1, primary, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    if (load(format, bytes, size, 1, primary, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
     orientation = vips_image_get_orientation(image);
   }
-  if ((strcmp(format, "webp") == 0 || strcmp(format, "jpeg") == 0) && fit.mode != FIT_NONE) {
-    /* sharp's shrink-on-load reads the stored sides, its target swapped for a quarter turn (pipeline.cc). */
+  /* A JPEG's shrink or a WebP's scale on load, as sharp picks it; none for an animation turned or flipped upside down
+   * by EXIF (orientations 3-8: sharp turns its frames one by one in a pass before the resize, workers/image/image-ops.ts). */
+  double scale = 1;
+  if ((strcmp(format, "webp") == 0 || strcmp(format, "jpeg") == 0) && fit.mode != FIT_NONE && !(animation && orientation >= 3)) {
+    /* sharp's shrink-on-load reads the stored sides (one frame's), its target swapped for a quarter turn (pipeline.cc). */
     struct fit stored = fit;
     if (orientation >= 5 && orientation <= 8) stored.width = fit.height, stored.height = fit.width;
     double shrink = sharp_shrink(&stored, (double)width, (double)height);
     if (strcmp(format, "jpeg") == 0) {
       int factor = shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
       /* sharp: "lower shrink-on-load for known libjpeg rounding errors". */
-      if (factor > 1 && (int)shrink == factor) factor /= 2;
-      if (factor > 1 && load(format, bytes, size, factor, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
-    } else if (shrink > 1 && load(format, bytes, size, 1.0 / shrink, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+      scale = factor > 1 && (int)shrink == factor ? factor / 2 : factor;
+    } else if (shrink > 1) {
+      scale = 1.0 / shrink;
+    }
   }
-  image = to_srgb(image, convert_profile);
+  if ((scale != 1 || animation) && load(format, bytes, size, scale, 0, animation, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  /* An animation's profile is converted here whatever --profile says: its frames come back as raw pixels, which carry none. */
+  image = to_srgb(image, convert_profile || animation);
   uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;
@@ -369,20 +395,68 @@ static int still (int argc, char **argv) {
   } else {
     icc_length = 0;
   }
-  int turned = orientation >= 2 && orientation <= 8;
-  uint32_t header[7] = { 0, turned && orientation >= 5 ? h : w, turned && orientation >= 5 ? w : h, channels, bits, frames, (uint32_t)icc_length };
-  memcpy(header, "IMD2", 4);
+  /* An animation: its frames' height, delays and loop count, as sharp's metadata() gives them. */
+  uint32_t page_height = animation ? int_field(image, "page-height") : h, out_pages = page_height == 0 ? 0 : h / page_height, loop = int_field(image, "loop");
+  if (out_pages == 0 || out_pages * page_height != h) refuse(EXIT_REFUSED, "frames of %u rows in %u", page_height, h);
+  int *delay = NULL, delays = 0;
+  if (out_pages > 1 && (vips_image_get_typeof(image, "delay") == 0 || vips_image_get_array_int(image, "delay", &delay, &delays) != 0)) delays = 0;
+  uint32_t *timing = allocate(sizeof *timing * (out_pages > 1 ? out_pages : 1));
+  for (uint32_t i = 0; out_pages > 1 && i < out_pages; i++) timing[i] = i < (uint32_t)delays && delay[i] > 0 ? (uint32_t)delay[i] : 0;
+  int turned = orientation >= 2 && orientation <= 8, quarter = turned && orientation >= 5;
+  uint32_t header[10] = { 0, quarter ? page_height : w, quarter ? w * out_pages : h, channels, bits, frames, out_pages, loop, int_field(image, "palette") != 0 ? int_field(image, "bits-per-sample") : 0, (uint32_t)icc_length };
+  memcpy(header, "IMD3", 4);
+  if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || (out_pages > 1 && write_all(timing, sizeof *timing * out_pages) != 0)) return EXIT_REFUSED;
   if (!turned) {
-    if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0) return EXIT_REFUSED;
     if (stream_pixels(image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
     return 0;
   }
-  /* Turned: the whole picture first, then its pixels moved. */
-  size_t length, px = channels * (bits / 8);
+  /* Turned: the whole picture first, then each frame's pixels moved. */
+  size_t length, px = channels * (bits / 8), frame = (size_t)w * page_height * px;
   uint8_t *pixels = pixels_of(image, &length);
-  if (length != (size_t)w * h * px) refuse(EXIT_REFUSED, "another size than its header says");
-  pixels = orient(pixels, &w, &h, px, orientation);
-  if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || write_all(pixels, length) != 0) return EXIT_REFUSED;
+  if (length != frame * out_pages) refuse(EXIT_REFUSED, "another size than its header says");
+  for (uint32_t i = 0; i < out_pages; i++) {
+    uint32_t fw = w, fh = page_height;
+    if (write_all(orient(pixels + i * frame, &fw, &fh, px, orientation), frame) != 0) return EXIT_REFUSED;
+  }
+  return 0;
+}
+
+/* ---- The header (--info) ---- */
+
+
+static int info (int argc, char **argv) {
+  /* libvips' loader classes of the formats thumbd serves, in the codec order of the output. */
+  static const char *const loaders[] = { "VipsForeignLoadJpegBuffer", "VipsForeignLoadPngBuffer", "VipsForeignLoadWebpBuffer", "VipsForeignLoadNsgifBuffer", "VipsForeignLoadHeifBuffer" };
+  static const char *const formats[] = { "jpeg", "png", "webp", "gif", "avif" };
+  if (argc != 5 || strcmp(argv[2], "--max-pixels") != 0 || atoll(argv[3]) <= 0) {
+    fprintf(stderr, "usage: image-decode --info --max-pixels N FILE\n");
+    return EXIT_USAGE;
+  }
+  size_t size;
+  unsigned char *bytes = map_file(argv[4], &size);
+  const char *loader = vips_foreign_find_load_buffer(bytes, size);
+  uint32_t codec = 0;
+  while (loader != NULL && codec < 5 && strcmp(loader, loaders[codec]) != 0) codec++;
+  if (loader == NULL || codec == 5) refuse(EXIT_UNSUPPORTED, "unsupported image format");
+  const char *format = formats[codec];
+  VipsImage *image;
+  if (load(format, bytes, size, 1, 0, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  /* sharp reopens a HEIF of several pictures at its primary one (src/common.cc HeifPrimaryPageReopen). */
+  uint32_t primary = codec == 4 && int_field(image, "n-pages") > 1 ? int_field(image, "heif-primary") : 0;
+  if (primary != 0 && load(format, bytes, size, 1, (int)primary, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  uint64_t width = (uint64_t)vips_image_get_width(image), height = (uint64_t)vips_image_get_height(image);
+  /* sharp's limitInputPixels, checked as it opens the input. */
+  if (width * height > (uint64_t)atoll(argv[3])) refuse(EXIT_TOO_LARGE, "over the pixel limit");
+  const void *icc = NULL;
+  size_t icc_length = 0;
+  if (vips_image_get_typeof(image, "icc-profile-data") == 0 || vips_image_get_blob(image, "icc-profile-data", &icc, &icc_length) != 0) icc_length = 0;
+  uint32_t header[12] = {
+    0, (uint32_t)width, (uint32_t)height, int_field(image, "orientation"), int_field(image, "n-pages"),
+    vips_image_hasalpha(image) ? 1 : 0, codec, (uint32_t)vips_image_get_interpretation(image),
+    (uint32_t)vips_image_get_bands(image), int_field(image, "palette") != 0, int_field(image, "bits-per-sample"), (uint32_t)icc_length
+  };
+  memcpy(header, "IMI1", 4);
+  if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0) return EXIT_REFUSED;
   return 0;
 }
 
@@ -390,5 +464,6 @@ int main (int argc, char **argv) {
   /* A pipe of 1 MB where the kernel allows it (pipe-max-size): the pixels leave in fewer, larger writes. */
   fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
   if (argc >= 3 && strcmp(argv[1], "--still") == 0) return still(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "--info") == 0) return info(argc, argv);
   return jpeg(argc, argv);
 }

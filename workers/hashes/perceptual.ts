@@ -3,12 +3,13 @@
 import sharp from 'sharp'
 import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
 import { coverArt } from '../video/cover-art.ts'
-import { classify, imageInput, open, type ImageInput } from '../image/image.ts'
+import { classify, imageInput, open, storedImage, type ImageInput } from '../image/image.ts'
 import { checkScans } from '../image/jpeg-scans.ts'
+import { decodeStill, SANDBOXED_JPEG } from '../image/still-sandboxed.ts'
 import { phash } from './phash.ts'
 import { grabFrame } from '../video/video.ts'
 import { videoInput } from '../video/video-input.ts'
-import type { JobContext, PerceptualResult, PerceptualTask } from '../../contract/types.ts'
+import type { JobContext, JobSource, PerceptualResult, PerceptualTask } from '../../contract/types.ts'
 
 /** Big enough for both fingerprints, small enough that shrink-on-load makes the decode cheap. */
 export const WORKING_SIDE = 256
@@ -18,13 +19,11 @@ const THUMBHASH_SIDE = 100
 export async function perceptual (task: PerceptualTask, ctx: JobContext): Promise<PerceptualResult> {
   const { ref, media } = task.source
   let input: ImageInput
-  if (media.kind === 'image') input = await imageInput(task.source, ctx, { width: WORKING_SIDE, height: WORKING_SIDE, fit: 'inside' })
+  if (media.kind === 'image') input = await pictureInput(task.source, ctx)
+  else if (media.kind === 'audio') input = await pictureInput(await coverArt({ ...task.source, media }, ctx), ctx)
   // The frame is shrunk in ffmpeg to cover the working size: a smaller pipe, and frame=best compares small frames.
-  else if (media.kind === 'audio') input = { bytes: await coverArt({ ...task.source, media }, ctx) }
   else input = { raw: await grabFrame(videoInput(ref), media, task.video, ctx, { width: WORKING_SIDE, height: WORKING_SIDE }) }
   try {
-    // A JPEG scan bomb (an upload's or a cover's) is refused before sharp decodes every scan (workers/image/jpeg-scans.ts).
-    if (!('raw' in input)) checkScans(input)
     const { data, info } = await open(input, ctx).rotate()
       .resize(WORKING_SIDE, WORKING_SIDE, { fit: 'inside', withoutEnlargement: true })
       .ensureAlpha().raw().toBuffer({ resolveWithObject: true })
@@ -42,4 +41,21 @@ export async function perceptual (task: PerceptualTask, ctx: JobContext): Promis
   } catch (err) {
     throw classify(err)
   }
+}
+
+/**
+ * An image's (or a cover's) pixels for the fingerprints, at the working size. A JPEG scan bomb is refused before any
+ * decoder visits every scan (workers/image/jpeg-scans.ts); with IMAGE_DECODER=sandbox a JPEG is decoded in the sandbox
+ * too, its colour converted there as open() converts it here, as every other format is (imageInput).
+ */
+async function pictureInput (source: JobSource, ctx: JobContext): Promise<ImageInput> {
+  const working = { width: WORKING_SIDE, height: WORKING_SIDE, fit: 'inside' as const }
+  if (source.media.format === 'jpeg') {
+    const stored = storedImage(source.ref)
+    checkScans(typeof stored === 'string' ? { path: stored } : { bytes: stored })
+    const decoded = await decodeStill(source.ref, 'jpeg', ctx, { resize: working, profile: 'convert', formats: SANDBOXED_JPEG, countFrames: false })
+    if (decoded !== undefined) return decoded
+  }
+  // An animation's first frame whatever its frame count, as sharp decodes it here (open(): one page).
+  return await imageInput(source, ctx, working, false)
 }

@@ -2,7 +2,7 @@
 // resize, on the auto-rotated source, rotate, crop (in the rotated frame, as imgproxy turns the crop's
 // gravity with the rotation) and flip; after it, the crop to the result placed by gravity offsets or a focus
 // point, blur, sharpen, extend / extend_aspect_ratio and padding. Written from imgproxy's documented behaviour.
-import sharp, { type Sharp } from 'sharp'
+import sharp, { type Metadata, type Sharp } from 'sharp'
 import type { ImageOptions, UrlGravity, UrlOps } from '../../contract/types.ts'
 import type { SharpResize } from './image-geometry.ts'
 import { orientationSteps } from './jpeg-scale.ts'
@@ -52,15 +52,16 @@ export interface BeforeResize {
  * Rotate, crop and flip the auto-rotated source. An animation (`frames` > 1, opened with all its pages) gets
  * them frame by frame, as imgproxy does: sharp would turn or flip its frames as one tall image (their order
  * reversed, or refused), so each frame is a pass of its own, and the frames' delays and loop count are set
- * again on the result, whose raw pixels have lost them.
+ * again on the result, whose raw pixels have lost them (`timing`: those of frames that came raw).
  */
-export async function beforeResize (pipeline: Sharp, size: [number, number], ops: UrlOps, position: UrlGravity, frames = 1, orientation = 1): Promise<BeforeResize> {
+export async function beforeResize (pipeline: Sharp, size: [number, number], ops: UrlOps, position: UrlGravity, frames = 1, orientation = 1, timing?: Pick<Metadata, 'delay' | 'loop'>): Promise<BeforeResize> {
   if (frames <= 1) {
     const { data, info } = await opsOnFrame(pipeline, size, ops, position)
     const still = () => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
     return { pipeline: still(), size: [info.width, info.height], firstFrame: still() }
   }
-  const { delay, loop } = await pipeline.metadata()
+  // `timing`: raw frames' (the sandbox's decode), which sharp's metadata() of them does not know.
+  const { delay, loop } = timing ?? await pipeline.metadata()
   const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true })
   const pageHeight = info.height / frames
   const frameBytes = info.width * pageHeight * info.channels

@@ -13,10 +13,12 @@ import { jpegFacts } from './jpeg-header.ts'
 import { checkScans } from './jpeg-scans.ts'
 import { afterResize, beforeResize, needsBefore, placesCrop } from './image-ops.ts'
 import { describesSrgb } from './srgb-profile.ts'
+import { readHeader } from './header-sandboxed.ts'
 import { decodeStill, SANDBOXED_JPEG, type RawPixels, type StillResize } from './still-sandboxed.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../../contract/types.ts'
 
-export type ImageInput = { bytes: Uint8Array } | { path: string } | { raw: RawPixels }
+/** `made`: bytes of this thread's own making (still-sandboxed.ts taggedPng), whose header need not go to the sandbox. */
+export type ImageInput = { bytes: Uint8Array, made?: true } | { path: string } | { raw: RawPixels }
 
 // Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
 // sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
@@ -39,12 +41,16 @@ const decodeOptions = (ctx: JobContext, animated = false) => ({
  * `resize`: the resize the input is for (a job's ImageOptions), so that a HEIC's embedded thumbnail can stand in
  * for the full photo when it is large enough (workers/image/heif.ts); without it, the full photo.
  * IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF is decoded in the decoder sandbox by sharp's own libvips
- * (workers/image/still-sandboxed.ts); sharp then reads trusted pixels.
+ * (workers/image/still-sandboxed.ts), and so is the PNG heif-decode makes of a HEIC (a confined decoder's output,
+ * which a compromised decoder could shape); sharp then reads trusted pixels. `countFrames`: still-sandboxed.ts StillDecode.
  */
-export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize): Promise<ImageInput> {
+export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize, countFrames = true): Promise<ImageInput> {
   const { ref, media } = source
-  if (media.format === 'heic') return { bytes: await decodeHeif(source, ctx, resize) }
-  const still = await decodeStill(ref, media.format, ctx, resize)
+  if (media.format === 'heic') {
+    const png = await decodeHeif(source, ctx, resize)
+    return await decodeStill({ location: 'memory', bytes: png }, 'png', ctx, { countFrames }) ?? { bytes: png }
+  }
+  const still = await decodeStill(ref, media.format, ctx, { resize, countFrames })
   if (still !== undefined) return still
   const stored = storedImage(ref)
   return typeof stored === 'string' ? { path: stored } : { bytes: stored }
@@ -57,11 +63,19 @@ export function storedImage (ref: JobSource['ref']): Uint8Array | string {
 }
 
 export function open (input: ImageInput, ctx: JobContext, colour: Colour = 'convert', animated = false): Sharp {
-  if ('raw' in input) {
-    const { data, width, height, channels } = input.raw
-    return sharp(data, { raw: { width, height, channels } })
-  }
+  if ('raw' in input) return openRaw(input.raw, animated)
   return sharp('bytes' in input ? input.bytes : input.path, { ...decodeOptions(ctx, animated), ignoreIcc: colour === 'untagged' })
+}
+
+/**
+ * Raw pixels; an animation's (the sandbox's, still-sandboxed.ts) as sharp opens an animated file: every frame with its
+ * timing (sharp keeps delay and loop across format calls: encode() sets the format after), or its first frame alone.
+ */
+function openRaw ({ data, width, height, channels, animation }: RawPixels, animated: boolean): Sharp {
+  if (animation === undefined) return sharp(data, { raw: { width, height, channels } })
+  const { pageHeight, delay, loop } = animation
+  if (!animated) return sharp(data.subarray(0, width * pageHeight * channels), { raw: { width, height: pageHeight, channels } })
+  return sharp(data, { raw: { width, height, channels, pageHeight }, pages: -1 }).gif({ delay, loop })
 }
 
 /**
@@ -118,7 +132,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (turbo === undefined && facts?.format === 'jpeg' && !('raw' in input)) {
       const ref = 'bytes' in input ? { location: 'memory' as const, bytes: input.bytes } : { location: 'file' as const, path: input.path }
       const convert = colour === 'convert' || (colour === 'keep' && before)
-      const decoded = await decodeStill(ref, 'jpeg', ctx, before ? undefined : resizeOf(sizingOf(source)), convert ? 'convert' : 'keep', SANDBOXED_JPEG)
+      const decoded = await decodeStill(ref, 'jpeg', ctx, { resize: before ? undefined : resizeOf(sizingOf(source)), profile: convert ? 'convert' : 'keep', formats: SANDBOXED_JPEG })
       if (decoded !== undefined) return await render(decoded, options, ctx)
     }
     // A header read from its segments (jpeg-header.ts) serves libturbojpeg's path only, which checks it against
@@ -127,7 +141,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     // Its raw pixels carry no profile, so a kept one (Display P3) is converted to sRGB first.
     const opened = () => open(input, ctx, colour === 'keep' ? 'convert' : colour, frames > 1)
     const { pipeline, size, firstFrame } = before || orientation !== 1
-      ? await beforeResize((orientation === 1 ? opened().rotate() : opened()).timeout({ seconds }), source, ops ?? {}, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames, orientation)
+      ? await beforeResize((orientation === 1 ? opened().rotate() : opened()).timeout({ seconds }), source, ops ?? {}, options.url?.gravity ?? { position: options.position === 'attention' || options.position === 'entropy' ? 'centre' : options.position ?? 'centre', x: 0, y: 0 }, frames, orientation, 'raw' in input ? input.raw.animation : undefined)
       : { pipeline: turbo?.pipeline ?? open(input, ctx, colour, frames > 1).rotate(), size: source, firstFrame: undefined }
     pipeline.timeout({ seconds })
     const sizing = sizingOf(size)
@@ -172,11 +186,15 @@ function untouched (options: ImageOptions, sizing: ImageOptions & SharpResize, c
 
 /** Display size of the input (EXIF orientations 5-8 swap the sides), its colour handling and frames; reads the header only, and refuses absurd animations. */
 async function inspect (input: ImageInput, ctx: JobContext, headerBy: 'any' | 'sharp'): Promise<{ size: [number, number], colour: Colour, header: FrameHeader, paletteBits?: number, facts?: SourceFacts, icc?: Buffer, fromSegments?: boolean }> {
-  if ('raw' in input) return { size: [input.raw.width, input.raw.height], colour: 'convert', header: { frames: 1, width: input.raw.width, height: input.raw.height, orientation: 1 } }
+  if ('raw' in input) {
+    const { width, height, animation, paletteBits } = input.raw
+    const page = animation?.pageHeight ?? height
+    return { size: [width, page], colour: 'convert', header: { frames: height / page, width, height: page, orientation: 1 }, paletteBits }
+  }
   // A JPEG in memory for libturbojpeg: its header read from its segments, where they read cleanly (jpeg-header.ts).
   const jpeg = 'bytes' in input && ctx.settings.jpegDecoder === 'turbojpeg' && headerBy === 'any' ? jpegFacts(input.bytes) : undefined
   const meta: Pick<Metadata, 'width' | 'height' | 'pages' | 'orientation' | 'format' | 'space' | 'channels' | 'icc' | 'isPalette' | 'bitsPerSample'> =
-    jpeg === undefined ? await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata() : { ...jpeg, format: 'jpeg', pages: 1, isPalette: false }
+    jpeg === undefined ? await headerOf(input, ctx) : { ...jpeg, format: 'jpeg', pages: 1, isPalette: false }
   const [w, h] = [meta.width ?? 0, meta.height ?? 0]
   if (w * h > ctx.settings.maxInputPixels) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit')
   // A scan bomb is refused before any decoder (libturbojpeg, then sharp) visits every block once per scan.
@@ -186,6 +204,13 @@ async function inspect (input: ImageInput, ctx: JobContext, headerBy: 'any' | 's
   const colour = colourHandling(meta)
   const facts = { format: meta.format, space: meta.space, channels: meta.channels, width: w, height: h, orientation: header.orientation, profileUsed: meta.icc !== undefined && colour !== 'untagged' }
   return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts, icc: meta.icc, fromSegments: jpeg !== undefined }
+}
+
+/** sharp's metadata() of the input; IMAGE_DECODER=sandbox: read in the sandbox, unless this thread made the bytes. */
+async function headerOf (input: { bytes: Uint8Array, made?: true } | { path: string }, ctx: JobContext) {
+  const untrusted = !('made' in input && input.made === true)
+  const ref = 'bytes' in input ? { location: 'memory' as const, bytes: input.bytes } : { location: 'file' as const, path: input.path }
+  return (untrusted ? await readHeader(ref, ctx) : undefined) ?? await sharp('bytes' in input ? input.bytes : input.path, decodeOptions(ctx)).metadata()
 }
 
 /** The size sharp's resize will produce, to refuse oversized outputs before any pixel is decoded. */

@@ -21,15 +21,25 @@ import { describesSrgb } from './srgb-profile.ts'
 /** image-decode's exit codes (native/image-decode.c). */
 const REFUSED = 2
 const TOO_LARGE = 3
-const ANIMATED = 4
-const HEADER_BYTES = 28
+const HEADER_BYTES = 40
 /** A profile's bytes, at most (a PNG's iCCP inflates to at most what libpng allows; this is far above any real one). */
 const MAX_PROFILE_BYTES = 64 * 2 ** 20
 /** The longest side --fit takes (as heif-decode's). */
 const MAX_FIT_SIDE = 65535
 
-/** Decoded pixels for sharp's raw input; `depth` 16: little-endian 16-bit samples. */
-export interface RawPixels { data: Uint8Array | Uint16Array, width: number, height: number, channels: 1 | 2 | 3 | 4 }
+/**
+ * Decoded pixels for sharp's raw input (a Uint16Array: 16-bit samples). `animation`: an animation's frames, one under
+ * the other (`height` all of them), each `pageHeight` high, with their delays (ms) and loop count; `paletteBits`: the
+ * source's palette depth (GET URLs keep a palette of it in a PNG, image-encode.ts).
+ */
+export interface RawPixels {
+  data: Uint8Array | Uint16Array
+  width: number
+  height: number
+  channels: 1 | 2 | 3 | 4
+  animation?: { pageHeight: number, delay: number[], loop: number }
+  paletteBits?: number
+}
 
 /** The resize the pixels are for (a WebP is decoded at sharp's shrink-on-load for it), and whether an animation is kept whole. */
 export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'format' | 'animated'>>
@@ -37,6 +47,13 @@ export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' 
 let decodes = 0
 /** Stills this thread had decoded in the sandbox (the tests check that the path was taken). */
 export const stillDecodes = () => decodes
+
+/**
+ * How a still is decoded: `resize` the resize its pixels are for; `profile` (ProfileHandling); `formats` those this
+ * caller hands the sandbox; `countFrames` false: an animation over MAX_ANIMATION_FRAMES or its pixel budget is not
+ * refused (the fingerprints read the first frame of any, as sharp does there, workers/hashes/perceptual.ts).
+ */
+export interface StillDecode { resize?: StillResize, profile?: ProfileHandling, formats?: ReadonlySet<string>, countFrames?: boolean }
 
 /** What imageInput() hands the sandbox before render(); a JPEG goes there from render() (SANDBOXED_JPEG), after libturbojpeg's path. */
 export const SANDBOXED_STILLS: ReadonlySet<string> = new Set(['png', 'webp', 'gif', 'avif'])
@@ -51,54 +68,61 @@ export const SANDBOXED_JPEG: ReadonlySet<string> = new Set(['jpeg'])
 export type ProfileHandling = 'keep' | 'convert'
 
 /** The image render() reads in place of the upload: raw pixels, or a PNG of this thread's making; undefined: sharp decodes the upload. */
-export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, resize?: StillResize, profile: ProfileHandling = 'keep', formats = SANDBOXED_STILLS): Promise<{ raw: RawPixels } | { bytes: Uint8Array } | undefined> {
+export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, { resize, profile = 'keep', formats = SANDBOXED_STILLS, countFrames = true }: StillDecode = {}): Promise<{ raw: RawPixels } | { bytes: Uint8Array, made: true } | undefined> {
   const tool = ctx.settings.stills?.imageDecode
   if (tool === undefined || !formats.has(format)) return undefined
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
     const maxPixels = ctx.settings.maxInputPixels
     // The animation's limits too: the decoder refuses an animation over them from its frame count before it decodes
     // a frame, as sharp's header pass does (workers/image/image.ts inspect), so a broken first frame is no 422 there.
-    const limits = ['--max-pixels', String(maxPixels), '--max-frames', String(ctx.settings.maxAnimationFrames), '--frame-budget', String(ANIMATION_PIXELS_FACTOR * maxPixels)]
-    // An animation the output keeps whole is left to sharp (exit 4) before the decoder decodes a frame of it.
+    // Not counted: limits no animation reaches (at most 2^32 frames of at most 2^30 pixels each).
+    const [maxFrames, budget] = countFrames ? [ctx.settings.maxAnimationFrames, ANIMATION_PIXELS_FACTOR * maxPixels] : [2 ** 32, 2 ** 62]
+    const limits = ['--max-pixels', String(maxPixels), '--max-frames', String(maxFrames), '--frame-budget', String(budget)]
+    // An animation the output keeps whole: every frame, where all of them hold no more pixels than a still may (they
+    // come back whole); past that, or not kept, the first frame.
     const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
     const run = await runTool(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize), '--profile', profile, path], {
       signal: ctx.signal,
-      // 16-bit RGBA at the pixel limit, and a profile (at most the file).
-      maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),
+      // 16-bit RGBA at the pixel limit, a profile (at most the file), and a delay per frame (each at least a pixel).
+      maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES) + 4 * Math.min(maxFrames, maxPixels),
       children: ctx.settings.children,
       sandbox: ctx.settings.sandbox,
       reads: [path],
       anyExitCode: true
     })
-    if (run.code === ANIMATED) return undefined
     if (run.code === TOO_LARGE) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit', run.stderr.trim())
     if (run.code === REFUSED) throw new JobError('MEDIA_UNREADABLE', 'the image could not be decoded', run.stderr.trim())
     // A signal (a crash) or anything else: this request's 422, never a second decode by sharp.
     if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
     const { pixels, frames, icc } = parse(run.stdout, maxPixels)
     // An absurd animation is refused as sharp's header pass refuses it (workers/image/image.ts inspect), first frame or not.
-    checkAnimationInput({ frames, width: pixels.width, height: pixels.height, orientation: 1 }, ctx.settings)
-    // An animation the output keeps whole: sharp decodes every frame (workers/image/animation.ts), as before.
-    if (frames > 1 && keepsAnimation(resize)) return undefined
+    if (countFrames) checkAnimationInput({ frames, width: pixels.width, height: pixels.animation?.pageHeight ?? pixels.height, orientation: 1 }, ctx.settings)
     decodes++
-    // As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp.
-    return icc === undefined || (pixels.channels >= 3 && describesSrgb(icc)) ? { raw: pixels } : { bytes: taggedPng(pixels, icc) }
+    // As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp. An animation's
+    // profile was converted in the decoder; one libvips refused is dropped, as sharp goes on without it.
+    return icc === undefined || pixels.animation !== undefined || (pixels.channels >= 3 && describesSrgb(icc)) ? { raw: pixels } : { bytes: taggedPng(pixels, icc), made: true }
   })
 }
 
 /** The output's header and pixels, their size checked against what the header says (never trusted further). */
 function parse (out: Buffer, maxPixels: number): { pixels: RawPixels, frames: number, icc?: Buffer } {
   const bad = (why: string) => new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode: ${why}`)
-  if (out.length < HEADER_BYTES || out.toString('latin1', 0, 4) !== 'IMD2') throw bad('no header')
-  const [width, height, channels, bits, frames, iccBytes] = [4, 8, 12, 16, 20, 24].map(at => out.readUInt32LE(at)) as [number, number, number, number, number, number]
+  if (out.length < HEADER_BYTES || out.toString('latin1', 0, 4) !== 'IMD3') throw bad('no header')
+  const [width, height, channels, bits, frames, pages, loop, paletteBits, iccBytes] = Array.from({ length: 9 }, (_, i) => out.readUInt32LE(4 + 4 * i)) as [number, number, number, number, number, number, number, number, number]
+  // An animation's frames together hold at most the pixels of a still (the decoder hands one over only then).
   if (width === 0 || height === 0 || width * height > maxPixels || channels < 1 || channels > 4 || (bits !== 8 && bits !== 16)) throw bad(`${width}x${height}x${channels}, ${bits} bits`)
+  if (pages === 0 || height % pages !== 0 || (pages > 1 && pages > frames)) throw bad(`${pages} frames of ${height} rows`)
   const bytes = width * height * channels * bits / 8
-  if (out.length !== HEADER_BYTES + iccBytes + bytes) throw bad('another size than its header says')
+  const timing = pages > 1 ? 4 * pages : 0
+  if (out.length !== HEADER_BYTES + iccBytes + timing + bytes) throw bad('another size than its header says')
   const icc = iccBytes === 0 ? undefined : out.subarray(HEADER_BYTES, HEADER_BYTES + iccBytes)
-  let data: Uint8Array | Uint16Array = out.subarray(HEADER_BYTES + iccBytes)
+  const delay = Array.from({ length: timing / 4 }, (_, i) => out.readUInt32LE(HEADER_BYTES + iccBytes + 4 * i))
+  const animation = pages > 1 ? { pageHeight: height / pages, delay, loop } : undefined
+  let data: Uint8Array | Uint16Array = out.subarray(HEADER_BYTES + iccBytes + timing)
   // sharp reads 16-bit raw input from a Uint16Array, which must start on an even byte.
   if (bits === 16) data = new Uint16Array(data.byteOffset % 2 === 0 ? data.buffer : Uint8Array.from(data).buffer, data.byteOffset % 2 === 0 ? data.byteOffset : 0, bytes / 2)
-  return { pixels: { data, width, height, channels: channels as RawPixels['channels'] }, frames, icc }
+  const pixels: RawPixels = { data, width, height, channels: channels as RawPixels['channels'], ...(animation === undefined ? {} : { animation }), ...(paletteBits === 0 ? {} : { paletteBits }) }
+  return { pixels, frames, icc }
 }
 
 /** Every frame goes to the output: an animated format asked for, and not the first frame only. */

@@ -1,6 +1,6 @@
 // The thumbnail of an audio file is its cover art: ffmpeg copies the embedded picture out (in the sandbox,
-// its demuxer forced, as for videos), then it is an image like any other: sniffed from its bytes, decoded by
-// sharp under the image limits. A picture that is no image thumbd reads (another MP3, a text) is refused.
+// its demuxer forced, as for videos), then it is an image like any other: sniffed from its bytes, decoded as an
+// upload of it would be (in the decoder sandbox with IMAGE_DECODER=sandbox) under the image limits. A picture that is no image thumbd reads (another MP3, a text) is refused.
 import { JobError } from '../../contract/job-error.ts'
 import { sniff, type Media } from '../../contract/sniff.ts'
 import type { JobContext, JobSource } from '../../contract/types.ts'
@@ -12,8 +12,8 @@ import { toolAccess, videoInput } from './video-input.ts'
 
 type AudioMedia = Extract<Media, { kind: 'audio' }>
 
-/** The embedded picture's bytes: JPEG, PNG, WebP, GIF or AVIF. */
-export async function coverArt (source: JobSource & { media: AudioMedia }, ctx: JobContext): Promise<Uint8Array> {
+/** The embedded picture, a source of its own held in memory: JPEG, PNG, WebP, GIF or AVIF. */
+export async function coverArt (source: JobSource & { media: AudioMedia }, ctx: JobContext): Promise<JobSource> {
   const input = videoInput(source.ref)
   const run = await runTool(ctx.settings.ffmpegPath, pictureArgs(input, source.media.demuxer, MAX_STREAMS, ctx.settings.maxInputPixels), {
     signal: ctx.signal,
@@ -34,5 +34,5 @@ export async function coverArt (source: JobSource & { media: AudioMedia }, ctx: 
   if (run.code !== 0 || run.stdout.length === 0) throw new JobError('MEDIA_UNREADABLE', 'the cover art could not be read', `ffmpeg exited ${run.code}: ${run.stderr.trim()}`)
   const picture = sniff(run.stdout)
   if (picture?.kind !== 'image' || picture.format === 'heic') throw new JobError('MEDIA_UNREADABLE', 'the cover art is not an image thumbd reads')
-  return run.stdout
+  return { ref: { location: 'memory', bytes: run.stdout }, media: picture, size: run.stdout.length }
 }

@@ -1,8 +1,9 @@
 // /api/info: what a source is, read from its headers without decoding a pixel: for images sharp's header
-// pass (HEIC included: sharp's HEIF loader reads the container though it cannot decode HEVC), for videos one
+// pass (with IMAGE_DECODER=sandbox the same libvips' in the decoder sandbox; HEIC included: sharp's HEIF loader reads the container though it cannot decode HEVC), for videos one
 // ffprobe run, in the sandbox, with the details a client needs to decide what to ask for.
 import sharp from 'sharp'
 import type { InfoTask, JobContext, MediaInfo } from '../../contract/types.ts'
+import { readHeader } from '../image/header-sandboxed.ts'
 import { classify, storedImage } from '../image/image.ts'
 import { probeWithLimits, type ProbeJson, type VideoInfo } from './probe.ts'
 import { videoInput, type VideoInput } from './video-input.ts'
@@ -13,7 +14,8 @@ export async function info (task: InfoTask, ctx: JobContext): Promise<MediaInfo>
   if (media.kind === 'video') return videoInfo(videoInput(ref), media.format, media, ctx)
   if (media.kind === 'audio') return audioInfo(videoInput(ref), media, ctx)
   try {
-    const meta = await sharp(storedImage(ref), { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
+    // IMAGE_DECODER=sandbox: read in the decoder sandbox (workers/image/header-sandboxed.ts).
+    const meta = await readHeader(ref, ctx) ?? await sharp(storedImage(ref), { limitInputPixels: ctx.settings.maxInputPixels }).metadata()
     const [w, h] = [meta.width ?? 0, meta.height ?? 0]
     const turned = (meta.orientation ?? 1) >= 5
     return {

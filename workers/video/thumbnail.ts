@@ -8,7 +8,7 @@ import type { ImageResult, JobContext, ThumbnailTask } from '../../contract/type
 export async function thumbnail (task: ThumbnailTask, ctx: JobContext): Promise<ImageResult> {
   const { ref, media } = task.source
   if (media.kind === 'image') return render(await imageInput(task.source, ctx, task.image), task.image, ctx)
-  if (media.kind === 'audio') return render({ bytes: await coverArt({ ...task.source, media }, ctx) }, task.image, ctx)
+  if (media.kind === 'audio') return render(await imageInput(await coverArt({ ...task.source, media }, ctx), ctx, task.image), task.image, ctx)
   const frame = await grabFrame(videoInput(ref), media, task.video, ctx, task.image)
   return render({ raw: frame }, task.image, ctx)
 }

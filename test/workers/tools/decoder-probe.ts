@@ -66,3 +66,15 @@ export function imageDecoders (): number[] {
   }
   return found
 }
+
+/** The most image-decode processes seen at once while `reply` was pending (/proc read every millisecond), and its result. */
+export async function decodersSeenDuring<T> (reply: Promise<T>): Promise<{ seen: number, result: T }> {
+  let seen = 0
+  let done = false
+  const settled = reply.finally(() => { done = true })
+  while (!done) {
+    seen = Math.max(seen, imageDecoders().length)
+    await new Promise(resolve => setTimeout(resolve, 1))
+  }
+  return { seen, result: await settled }
+}

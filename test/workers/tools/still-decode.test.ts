@@ -13,7 +13,7 @@ import { test } from 'node:test'
 import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { ALLOWED, DENIED, imageDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
+import { ALLOWED, DENIED, decodersSeenDuring, imageDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
 import { AUTH, build } from '../../helper.ts'
 
 const stills = existsSync(IMAGE_DECODE_FILE) && execFileSyncStatus([IMAGE_DECODE_FILE, '--still', 'png']) === 64
@@ -41,7 +41,7 @@ async function probe (sandbox: Sandbox, dir: string, format: string): Promise<Re
   return await probeDecoder(['--still', format, '--max-pixels', '1000000', '--max-frames', '1000', '--frame-budget', '4000000'], join(dir, `picture.${format}`), dir, sandbox)
 }
 
-test('code inside image-decode, after it read a JPEG, PNG, WebP, GIF or AVIF (--still), cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
+test('code inside image-decode, after it read a JPEG, PNG, WebP, GIF or AVIF (--still, --info), cannot open /etc/passwd, connect to the server\'s port, exec or read the server\'s memory; with the sandbox off it can', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
   const { dir, zygote, afresh, off } = await probeSetup(t, 'thumbd-still-probe-')
   const picture = sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } })
   writeFileSync(join(dir, 'picture.png'), await picture.clone().png().toBuffer())
@@ -54,6 +54,11 @@ test('code inside image-decode, after it read a JPEG, PNG, WebP, GIF or AVIF (--
     assert.deepEqual(await probe(afresh, dir, format), DENIED, `${format}: started afresh`)
     // The sandbox off (prlimit and setpriv only): every attempt succeeds, so each denial above is the sandbox's doing.
     assert.deepEqual(await probe(off, dir, format), ALLOWED, `${format}: sandbox off`)
+    // --info (/api/info, a header the JavaScript reader leaves): the probe runs once libvips found the loader and read the header.
+    const info = async (sandbox: Sandbox) => await probeDecoder(['--info', '--max-pixels', '1000000'], join(dir, `picture.${format}`), dir, sandbox)
+    assert.deepEqual(await info(zygote), DENIED, `${format} --info: forked from its zygote`)
+    assert.deepEqual(await info(afresh), DENIED, `${format} --info: started afresh`)
+    assert.deepEqual(await info(off), ALLOWED, `${format} --info: sandbox off`)
   }
 })
 
@@ -113,15 +118,8 @@ test('a still decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its pro
 test('opt-in: with IMAGE_DECODER=in-process no still is decoded in a process of its own; with sandbox each is', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
   const watched = async (env: Record<string, string>, body: Buffer) => {
     const app = await build(t, { POOL_THREADS: '1', ...env })
-    let seen = 0
-    const job = { done: false }
-    const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body })
-      .finally(() => { job.done = true })
-    while (!job.done) {
-      seen = Math.max(seen, imageDecoders().length)
-      await new Promise(resolve => setTimeout(resolve, 1))
-    }
-    assert.equal((await reply).statusCode, 200)
+    const { seen, result } = await decodersSeenDuring(app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body }))
+    assert.equal(result.statusCode, 200)
     return seen
   }
   for (const format of FORMATS) {

@@ -1,0 +1,70 @@
+// IMAGE_DECODER=sandbox: an image's header read by native/image-decode --info in the decoder sandbox, as sharp's
+// metadata() would read it in the pool thread (the same libvips, the loader libvips finds among those not blocked,
+// a HEIF at its primary picture), so that /api/info and a JPEG header the JavaScript reader leaves are parsed where
+// a loader bug reaches no key. The answer is checked for shape only: it says what render() then asks the sandbox to
+// decode, and the decode's own answer is checked again (still-sandboxed.ts).
+import type { Metadata } from 'sharp'
+import { JobError } from '../../contract/job-error.ts'
+import type { JobContext, JobSource } from '../../contract/types.ts'
+import { runTool } from '../tools/index.ts'
+import { withInputFile } from './input-file.ts'
+
+/** image-decode's exit codes (native/image-decode.c). */
+const REFUSED = 2
+const TOO_LARGE = 3
+const UNSUPPORTED = 6
+const HEADER_BYTES = 48
+/** A profile's bytes, at most (as still-sandboxed.ts). */
+const MAX_PROFILE_BYTES = 64 * 2 ** 20
+const CODECS = ['jpeg', 'png', 'webp', 'gif', 'heif'] as const
+/** libvips' interpretations a loader gives (vips/image.h), by sharp's names; any other is not 'srgb', all render() asks. */
+const SPACES: Record<number, string> = { 1: 'b-w', 15: 'cmyk', 17: 'rgb', 22: 'srgb', 25: 'rgb16', 26: 'grey16' }
+
+/** The fields of sharp's metadata() thumbd reads, as sharp gives them. */
+export type SandboxedHeader = Pick<Metadata, 'width' | 'height' | 'pages' | 'orientation' | 'format' | 'space' | 'channels' | 'icc' | 'isPalette' | 'bitsPerSample' | 'hasAlpha'>
+
+let reads = 0
+/** Headers this thread had read in the sandbox (the tests check that the path was taken). */
+export const headerReads = () => reads
+
+/** The header, or undefined where no sandboxed decoder is set up (sharp reads it here, as before). */
+export async function readHeader (ref: JobSource['ref'], ctx: JobContext): Promise<SandboxedHeader | undefined> {
+  const tool = ctx.settings.stills?.imageDecode
+  if (tool === undefined) return undefined
+  return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
+    const run = await runTool(tool, ['--info', '--max-pixels', String(ctx.settings.maxInputPixels), path], {
+      signal: ctx.signal,
+      maxStdoutBytes: HEADER_BYTES + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),
+      children: ctx.settings.children,
+      sandbox: ctx.settings.sandbox,
+      reads: [path],
+      anyExitCode: true
+    })
+    // The same errors as sharp's, so the same statuses (image.ts classify).
+    if (run.code === UNSUPPORTED) throw new JobError('UNSUPPORTED_MEDIA', 'this image format is not supported', run.stderr.trim())
+    if (run.code === TOO_LARGE) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit', run.stderr.trim())
+    if (run.code === REFUSED) throw new JobError('MEDIA_UNREADABLE', 'the image could not be decoded', run.stderr.trim())
+    if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
+    reads++
+    return parse(run.stdout)
+  })
+}
+
+function parse (out: Buffer): SandboxedHeader {
+  if (out.length < HEADER_BYTES || out.toString('latin1', 0, 4) !== 'IMI1') throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', 'image-decode: no header')
+  const [width, height, orientation, pages, alpha, codec, space, channels, palette, bits, iccBytes] = Array.from({ length: 11 }, (_, i) => out.readUInt32LE(4 + 4 * i)) as number[] as [number, number, number, number, number, number, number, number, number, number, number]
+  if (codec >= CODECS.length || out.length !== HEADER_BYTES + iccBytes) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', 'image-decode: another size than its header says')
+  return {
+    width,
+    height,
+    format: CODECS[codec]!,
+    space: (SPACES[space] ?? 'multiband') as Metadata['space'],
+    channels: channels as Metadata['channels'],
+    isPalette: palette === 1,
+    hasAlpha: alpha === 1,
+    ...(orientation > 0 ? { orientation } : {}),
+    ...(pages > 0 ? { pages } : {}),
+    ...(bits > 0 ? { bitsPerSample: bits } : {}),
+    ...(iccBytes > 0 ? { icc: out.subarray(HEADER_BYTES, HEADER_BYTES + iccBytes) } : {})
+  }
+}
