@@ -9,7 +9,7 @@
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
 //   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
-//                [--fit MODE W H] [--profile keep|convert] FILE
+//                [--fit MODE W H] [--profile keep|convert|all] FILE
 //   image-decode --info --max-pixels N FILE
 //
 // --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose); W H the size its
@@ -22,7 +22,8 @@
 // convert through is converted to sRGB here, by libvips' own Little CMS (a CMYK one without a profile, through
 // libvips' CMYK profile), so the profile is parsed here, not in the server; --profile keep (the default) hands back
 // an RGB picture's profile that does not describe sRGB, which the pool thread may keep on its output; convert
-// converts that one too. A 16-bit picture's profile is handed back.
+// converts that one too; all converts one that describes sRGB as well (sharp's open() with the profile read). A
+// 16-bit picture's profile is handed back.
 // Output: "IMD3", then width, height (of all frames), channels (1-4), bits (8 or 16, little-endian samples), frames
 // (of the file), frames (of the pixels), loop count, palette bits (0: no palette) and the profile's length, u32
 // little-endian; the profile; each frame's delay in ms (u32, frames of the pixels > 1 only); the pixels, rows top to bottom.
@@ -293,7 +294,7 @@ static VipsImage *to_srgb (VipsImage *image, int convert) {
     size_t length;
     if (vips_image_get_blob(image, "icc-profile-data", &icc, &length) != 0 || space == VIPS_INTERPRETATION_LABS || space == VIPS_INTERPRETATION_GREY16) return image;
     int rgb = space == VIPS_INTERPRETATION_sRGB && vips_image_get_bands(image) >= 3;
-    if (rgb && (describes_srgb(icc, length) || !convert)) return image;  /* the pool thread drops or keeps it */
+    if (rgb && ((describes_srgb(icc, length) && convert < 2) || !convert)) return image;  /* the pool thread drops or keeps it */
     failed = vips_icc_transform(image, &out, "srgb", "embedded", 1, "intent", VIPS_INTENT_PERCEPTUAL, "depth", 8, NULL);
   } else if (space == VIPS_INTERPRETATION_CMYK) {
     failed = vips_icc_transform(image, &out, "srgb", "input_profile", "cmyk", "intent", VIPS_INTENT_PERCEPTUAL, NULL);
@@ -326,7 +327,9 @@ static int still (int argc, char **argv) {
     else if (strcmp(argv[at], "--frame-budget") == 0) frame_budget = atoll(argv[at + 1]);
     else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "all") == 0) all_frames = 1;
     else if (strcmp(argv[at], "--frames") == 0 && strcmp(argv[at + 1], "first") == 0) all_frames = 0;
-    else if (strcmp(argv[at], "--profile") == 0 && (strcmp(argv[at + 1], "keep") == 0 || strcmp(argv[at + 1], "convert") == 0)) convert_profile = strcmp(argv[at + 1], "convert") == 0;
+    else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "keep") == 0) convert_profile = 0;
+    else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "convert") == 0) convert_profile = 1;
+    else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "all") == 0) convert_profile = 2;
     else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
       fit = (struct fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
       if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
@@ -380,7 +383,7 @@ static int still (int argc, char **argv) {
   }
   if ((scale != 1 || animation) && load(format, bytes, size, scale, 0, animation, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   /* An animation's profile is converted here whatever --profile says: its frames come back as raw pixels, which carry none. */
-  image = to_srgb(image, convert_profile || animation);
+  image = to_srgb(image, animation && convert_profile == 0 ? 1 : convert_profile);
   uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;
@@ -416,7 +419,9 @@ static int still (int argc, char **argv) {
   if (length != frame * out_pages) refuse(EXIT_REFUSED, "another size than its header says");
   for (uint32_t i = 0; i < out_pages; i++) {
     uint32_t fw = w, fh = page_height;
-    if (write_all(orient(pixels + i * frame, &fw, &fh, px, orientation), frame) != 0) return EXIT_REFUSED;
+    uint8_t *turned_frame = orient(pixels + i * frame, &fw, &fh, px, orientation);
+    if (write_all(turned_frame, frame) != 0) return EXIT_REFUSED;
+    munmap(turned_frame, frame);
   }
   return 0;
 }

@@ -5,7 +5,7 @@ import { rgbaToThumbHash, thumbHashToDataURL } from 'thumbhash'
 import { coverArt } from '../video/cover-art.ts'
 import { classify, imageInput, open, storedImage, type ImageInput } from '../image/image.ts'
 import { checkScans } from '../image/jpeg-scans.ts'
-import { decodeStill, SANDBOXED_JPEG } from '../image/still-sandboxed.ts'
+import { decodeStill, SANDBOXED_JPEG, SANDBOXED_STILLS } from '../image/still-sandboxed.ts'
 import { phash } from './phash.ts'
 import { grabFrame } from '../video/video.ts'
 import { videoInput } from '../video/video-input.ts'
@@ -13,6 +13,8 @@ import type { JobContext, JobSource, PerceptualResult, PerceptualTask } from '..
 
 /** Big enough for both fingerprints, small enough that shrink-on-load makes the decode cheap. */
 export const WORKING_SIDE = 256
+/** The formats whose fingerprints' decode goes to the sandbox with IMAGE_DECODER=sandbox (HEIC's, through heif-decode). */
+const HASHED: ReadonlySet<string> = new Set([...SANDBOXED_JPEG, ...SANDBOXED_STILLS])
 /** ThumbHash takes at most 100x100. */
 const THUMBHASH_SIDE = 100
 
@@ -50,12 +52,13 @@ export async function perceptual (task: PerceptualTask, ctx: JobContext): Promis
  */
 async function pictureInput (source: JobSource, ctx: JobContext): Promise<ImageInput> {
   const working = { width: WORKING_SIDE, height: WORKING_SIDE, fit: 'inside' as const }
-  if (source.media.format === 'jpeg') {
+  const { format } = source.media
+  if (format === 'jpeg') {
     const stored = storedImage(source.ref)
     checkScans(typeof stored === 'string' ? { path: stored } : { bytes: stored })
-    const decoded = await decodeStill(source.ref, 'jpeg', ctx, { resize: working, profile: 'convert', formats: SANDBOXED_JPEG, countFrames: false })
-    if (decoded !== undefined) return decoded
   }
-  // An animation's first frame whatever its frame count, as sharp decodes it here (open(): one page).
-  return await imageInput(source, ctx, working, false)
+  // Every profile converted, as open() reads it here; an animation's first frame whatever its frame count, as sharp
+  // decodes it here (one page).
+  const decoded = format === 'heic' ? undefined : await decodeStill(source.ref, format, ctx, { resize: working, profile: 'all', formats: HASHED, countFrames: false })
+  return decoded ?? await imageInput(source, ctx, working, false)
 }

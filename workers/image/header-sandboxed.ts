@@ -34,7 +34,8 @@ export async function readHeader (ref: JobSource['ref'], ctx: JobContext): Promi
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
     const run = await runTool(tool, ['--info', '--max-pixels', String(ctx.settings.maxInputPixels), path], {
       signal: ctx.signal,
-      maxStdoutBytes: HEADER_BYTES + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES),
+      // A profile is stored compressed (a PNG's iCCP): it may be larger than the whole file.
+      maxStdoutBytes: HEADER_BYTES + MAX_PROFILE_BYTES,
       children: ctx.settings.children,
       sandbox: ctx.settings.sandbox,
       reads: [path],

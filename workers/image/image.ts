@@ -17,8 +17,11 @@ import { readHeader } from './header-sandboxed.ts'
 import { decodeStill, SANDBOXED_JPEG, type RawPixels, type StillResize } from './still-sandboxed.ts'
 import type { ImageOptions, ImageResult, JobContext, JobSource } from '../../contract/types.ts'
 
-/** `made`: bytes of this thread's own making (still-sandboxed.ts taggedPng), whose header need not go to the sandbox. */
-export type ImageInput = { bytes: Uint8Array, made?: true } | { path: string } | { raw: RawPixels }
+/**
+ * `made`: bytes of this thread's own making (still-sandboxed.ts taggedPng), whose header need not go to the sandbox,
+ * with the palette depth of the source they were decoded from.
+ */
+export type ImageInput = { bytes: Uint8Array, made?: true, paletteBits?: number } | { path: string } | { raw: RawPixels }
 
 // Every libvips loader is blocked except those of the formats thumbd serves, so even bytes that slipped past
 // sniffing could never reach the SVG, PDF, TIFF, FITS, matrix ... loaders. Process-wide and idempotent.
@@ -203,7 +206,7 @@ async function inspect (input: ImageInput, ctx: JobContext, headerBy: 'any' | 's
   checkAnimationInput(header, ctx.settings)
   const colour = colourHandling(meta)
   const facts = { format: meta.format, space: meta.space, channels: meta.channels, width: w, height: h, orientation: header.orientation, profileUsed: meta.icc !== undefined && colour !== 'untagged' }
-  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts, icc: meta.icc, fromSegments: jpeg !== undefined }
+  return { size: header.orientation >= 5 ? [h, w] : [w, h], colour, header, paletteBits: 'made' in input ? input.paletteBits : meta.isPalette ? meta.bitsPerSample ?? 8 : undefined, facts, icc: meta.icc, fromSegments: jpeg !== undefined }
 }
 
 /** sharp's metadata() of the input; IMAGE_DECODER=sandbox: read in the sandbox, unless this thread made the bytes. */

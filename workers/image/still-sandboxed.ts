@@ -24,6 +24,8 @@ const TOO_LARGE = 3
 const HEADER_BYTES = 40
 /** A profile's bytes, at most (a PNG's iCCP inflates to at most what libpng allows; this is far above any real one). */
 const MAX_PROFILE_BYTES = 64 * 2 ** 20
+/** The longest frame delay sharp sets on raw frames. */
+const MAX_DELAY_MS = 65535
 /** The longest side --fit takes (as heif-decode's). */
 const MAX_FIT_SIDE = 65535
 
@@ -62,13 +64,14 @@ export const SANDBOXED_JPEG: ReadonlySet<string> = new Set(['jpeg'])
 /**
  * How the decoder treats an 8-bit RGB picture's profile that does not describe sRGB: keep hands it back (the
  * thread keeps it on the output, or converts it itself), convert converts it to sRGB in the sandbox (what the
- * thread's pipeline would do: a GET URL's JPEG, a pass before the resize). Every other profile sharp would convert
+ * thread's pipeline would do: a GET URL's JPEG, a pass before the resize); all converts one that describes sRGB too
+ * (sharp's open() with its profile read, as the fingerprints decode). Every other profile sharp would convert
  * through is converted there whatever this says (native/image-decode.c to_srgb).
  */
-export type ProfileHandling = 'keep' | 'convert'
+export type ProfileHandling = 'keep' | 'convert' | 'all'
 
 /** The image render() reads in place of the upload: raw pixels, or a PNG of this thread's making; undefined: sharp decodes the upload. */
-export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, { resize, profile = 'keep', formats = SANDBOXED_STILLS, countFrames = true }: StillDecode = {}): Promise<{ raw: RawPixels } | { bytes: Uint8Array, made: true } | undefined> {
+export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, { resize, profile = 'keep', formats = SANDBOXED_STILLS, countFrames = true }: StillDecode = {}): Promise<{ raw: RawPixels } | { bytes: Uint8Array, made: true, paletteBits?: number } | undefined> {
   const tool = ctx.settings.stills?.imageDecode
   if (tool === undefined || !formats.has(format)) return undefined
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
@@ -83,8 +86,9 @@ export async function decodeStill (ref: JobSource['ref'], format: string, ctx: J
     const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
     const run = await runTool(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize), '--profile', profile, path], {
       signal: ctx.signal,
-      // 16-bit RGBA at the pixel limit, a profile (at most the file), and a delay per frame (each at least a pixel).
-      maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + (ref.location === 'memory' ? ref.bytes.length : MAX_PROFILE_BYTES) + 4 * Math.min(maxFrames, maxPixels),
+      // 16-bit RGBA at the pixel limit, a profile (stored compressed: it may be larger than the file), and a delay per
+      // frame (each at least a pixel).
+      maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + MAX_PROFILE_BYTES + 4 * Math.min(maxFrames, maxPixels),
       children: ctx.settings.children,
       sandbox: ctx.settings.sandbox,
       reads: [path],
@@ -100,7 +104,7 @@ export async function decodeStill (ref: JobSource['ref'], format: string, ctx: J
     decodes++
     // As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp. An animation's
     // profile was converted in the decoder; one libvips refused is dropped, as sharp goes on without it.
-    return icc === undefined || pixels.animation !== undefined || (pixels.channels >= 3 && describesSrgb(icc)) ? { raw: pixels } : { bytes: taggedPng(pixels, icc), made: true }
+    return icc === undefined || pixels.animation !== undefined || (pixels.channels >= 3 && describesSrgb(icc)) ? { raw: pixels } : { bytes: taggedPng(pixels, icc), made: true, paletteBits: pixels.paletteBits }
   })
 }
 
@@ -116,7 +120,9 @@ function parse (out: Buffer, maxPixels: number): { pixels: RawPixels, frames: nu
   const timing = pages > 1 ? 4 * pages : 0
   if (out.length !== HEADER_BYTES + iccBytes + timing + bytes) throw bad('another size than its header says')
   const icc = iccBytes === 0 ? undefined : out.subarray(HEADER_BYTES, HEADER_BYTES + iccBytes)
-  const delay = Array.from({ length: timing / 4 }, (_, i) => out.readUInt32LE(HEADER_BYTES + iccBytes + 4 * i))
+  // sharp takes a delay of at most 65535 ms for raw frames (gif(), webp()); a longer one (a GIF's may be 655 s) is
+  // shortened to that, where in-process libvips passes it on: an animation still, not a 422.
+  const delay = Array.from({ length: timing / 4 }, (_, i) => Math.min(MAX_DELAY_MS, out.readUInt32LE(HEADER_BYTES + iccBytes + 4 * i)))
   const animation = pages > 1 ? { pageHeight: height / pages, delay, loop } : undefined
   let data: Uint8Array | Uint16Array = out.subarray(HEADER_BYTES + iccBytes + timing)
   // sharp reads 16-bit raw input from a Uint16Array, which must start on an even byte.

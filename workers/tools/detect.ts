@@ -35,7 +35,7 @@ export interface DetectedTools {
   heifDecode: string | undefined
   /** native/image-decode (JPEG through libturbojpeg, in the sandbox), if built and it runs. */
   imageDecode: string | undefined
-  /** image-decode was built with its PNG, WebP and GIF decoders (it answers `--still png` with its usage, 64, not 69). */
+  /** image-decode was built with its --still and --info decoders (it answers `--info` with its own usage line, 64). */
   imageDecodeStills: boolean
   /** Everything of the sandbox but the per-job limits. */
   sandbox: Omit<Sandbox, 'addressSpaceBytes' | 'cpuSeconds'>
@@ -98,7 +98,8 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     // It answers its usage line with 64 when it runs at all (its libraries present).
     run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined),
     run(IMAGE_DECODE_FILE, []).then(() => IMAGE_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? IMAGE_DECODE_FILE : undefined),
-    run(IMAGE_DECODE_FILE, ['--still', 'png']).then(() => false, (err: { code?: unknown }) => err.code === 64)
+    // Its --still and --info decoders (a build older than the pool thread's reader of them answers another usage line).
+    run(IMAGE_DECODE_FILE, ['--info']).then(() => false, (err: { code?: unknown, stderr?: unknown }) => err.code === 64 && String(err.stderr).includes('--info'))
   ])
   // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.
   const confinement = exec === undefined ? `limits only (${prlimit === undefined ? 'no prlimit' : 'prlimit'}, ${setpriv === undefined ? 'no setpriv' : 'setpriv'}): ${report}` : report

@@ -67,14 +67,23 @@ export function imageDecoders (): number[] {
   return found
 }
 
-/** The most image-decode processes seen at once while `reply` was pending (/proc read every millisecond), and its result. */
-export async function decodersSeenDuring<T> (reply: Promise<T>): Promise<{ seen: number, result: T }> {
+/**
+ * The most image-decode processes seen at once while `reply` was pending (/proc read every millisecond), the most
+ * bytes one of them was seen to have written (its /proc io wchar: a header read writes tens, a decode its pixels),
+ * and the reply.
+ */
+export async function decodersSeenDuring<T> (reply: Promise<T>): Promise<{ seen: number, written: number, result: T }> {
   let seen = 0
+  let written = 0
   let done = false
   const settled = reply.finally(() => { done = true })
   while (!done) {
-    seen = Math.max(seen, imageDecoders().length)
+    const pids = imageDecoders()
+    seen = Math.max(seen, pids.length)
+    for (const pid of pids) {
+      try { written = Math.max(written, Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0)) } catch {}
+    }
     await new Promise(resolve => setTimeout(resolve, 1))
   }
-  return { seen, result: await settled }
+  return { seen, written, result: await settled }
 }

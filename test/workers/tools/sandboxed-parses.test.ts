@@ -4,10 +4,10 @@
 //   it reports; a read frozen in its decoder is killed at the deadline;
 // - the PNG heif-decode makes of a HEIC, an audio file's cover art, a JPEG's fingerprints (/api/hash): the same
 //   pixels and fingerprints.
-// "Taken" is shown by the decoder processes seen (/proc, every millisecond) while each request runs: one or more
-// with the sandbox, none in-process; each input is large enough to be seen at it.
+// "Taken" is shown by the decoder processes seen (/proc, every millisecond) while each request runs: with the
+// sandbox one writing pixels (over 64 KB, not a header), none in-process; each input is large enough to be seen at it.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -42,7 +42,9 @@ test('/api/info with IMAGE_DECODER=sandbox: the header read in image-decode, the
     'webp of 3 frames': await webpOf(40, 30, 3),
     'webp lossless with alpha': await base.clone().ensureAlpha(0.5).webp({ lossless: true }).toBuffer(),
     avif: await base.clone().avif({ effort: 0 }).toBuffer(),
-    heic: await makeHeic(dir, 'info', '640x480')
+    heic: await makeHeic(dir, 'info', '640x480'),
+    // A profile stored compressed: larger than the whole file.
+    'png 1x1 with a profile': await sharp({ create: { width: 1, height: 1, channels: 3, background: '#336699' } }).withIccProfile('srgb').png().toBuffer()
   }
   const inProcess = await build(t, { POOL_THREADS: '1' })
   const sandboxed = await build(t, { POOL_THREADS: '1', IMAGE_DECODER: 'sandbox', JOB_TIMEOUT_MS: '3000' })
@@ -78,12 +80,20 @@ test('a HEIC\'s decoded PNG, an audio file\'s cover art and a JPEG\'s fingerprin
   const dir = tempFolder('thumbd-parses-sandbox-', t)
   const cover = join(dir, 'cover.png')
   writeFileSync(cover, await noisy(3000).png({ compressionLevel: 1 }).toBuffer())
+  // Display P3 whose description says sRGB: thumbnails drop a profile that names sRGB unread (image.ts
+  // colourHandling), but the fingerprints' decode reads every profile, so this one must be converted.
+  const p3 = (await sharp({ create: { width: 1, height: 1, channels: 3, background: '#fff' } }).withIccProfile('p3').png().toBuffer())
+  const named = join(dir, 'p3-named-srgb.icc')
+  writeFileSync(named, Buffer.from((await sharp(p3).metadata()).icc!.toString('latin1').replace('P\u00003\u0000C', 'R\u0000G\u0000B'), 'latin1'))
+  const vivid = () => sharp(execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=4000x3000', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { maxBuffer: 1 << 28 })).withIccProfile(named)
   await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=d=1', '-i', cover, '-map', '0', '-map', '1', '-c:a', 'libmp3lame', '-c:v', 'copy', '-id3v2_version', '3', '-disposition:v', 'attached_pic', join(dir, 'cover.mp3')])
   const cases: Array<[string, string, Buffer, string]> = [
     ['HEIC thumbnail', 'thumbnail', await makeHeic(dir, 'photo', '3000x2000'), '?width=200&format=png'],
     ['MP3 cover thumbnail', 'thumbnail', readFileSync(join(dir, 'cover.mp3')), '?width=200&format=png'],
     ['MP3 cover fingerprints', 'hash', readFileSync(join(dir, 'cover.mp3')), ''],
-    ['JPEG fingerprints', 'hash', await noisy(6000).withIccProfile('p3').jpeg({ quality: 95 }).toBuffer(), '']
+    ['JPEG fingerprints', 'hash', await noisy(6000).withIccProfile('p3').jpeg({ quality: 95 }).toBuffer(), ''],
+    ['JPEG fingerprints, a P3 profile named sRGB', 'hash', await vivid().jpeg({ quality: 95 }).toBuffer(), ''],
+    ['PNG fingerprints, a P3 profile named sRGB', 'hash', await vivid().png({ compressionLevel: 1 }).toBuffer(), '']
   ]
   const inProcess = await build(t, { POOL_THREADS: '1' })
   const sandboxed = await build(t, { POOL_THREADS: '1', IMAGE_DECODER: 'sandbox' })
@@ -102,7 +112,8 @@ test('a HEIC\'s decoded PNG, an audio file\'s cover art and a JPEG\'s fingerprin
       assert.ok(y!.data.equals(x!.data), `${name}: the very same pixels`)
     }
     assert.equal(a.seen, 0, `${name}: in-process, no image-decode process`)
-    assert.ok(b.seen >= 1, `${name}: sandbox, decoded by an image-decode process`)
+    // Its pixels, not only a header read (--info writes 48 bytes and the profile: a few hundred here).
+    assert.ok(b.written > 2 ** 16, `${name}: sandbox, decoded by an image-decode process (${b.seen} seen, ${b.written} bytes written)`)
   }
   assert.deepEqual(leftoverTempFiles(sandboxed), [])
 })
