@@ -75,9 +75,10 @@ export function imageDecoders (): number[] {
 export async function decodersSeenDuring<T> (reply: Promise<T>): Promise<{ seen: number, written: number, result: T }> {
   let seen = 0
   let written = 0
-  let done = false
-  const settled = reply.finally(() => { done = true })
-  while (!done) {
+  // An object, so the loop's condition reads what the callback sets.
+  const job = { done: false }
+  const settled = reply.finally(() => { job.done = true })
+  while (!job.done) {
     const pids = imageDecoders()
     seen = Math.max(seen, pids.length)
     for (const pid of pids) {
