@@ -1,6 +1,6 @@
 // A stand-in for an exploit inside native/image-decode (test/workers/tools/image-decode.test.ts, still-decode.test.ts):
 // preloaded, it takes the place of libvips' vips_rawsave_target, vips_image_write_to_memory and (--info)
-// vips_image_hasalpha, which image-decode
+// vips_image_hasalpha, and of libturbojpeg's tjDecompress2 (--scale), which image-decode
 // calls after libvips has read its untrusted input's header, so it runs where an exploit of the decoder would,
 // confined as the decoder is. It reports each attempt on stderr as "<what> ok" or "<what> denied", then tries to
 // exec (stdout "exec ok" if it could).
@@ -55,8 +55,9 @@ static void probe (void) {
   exit(99);
 }
 
-/* The calls image-decode makes once libvips has parsed its untrusted input's header (native/image-decode.c), before
+/* The calls image-decode makes once libvips (or libturbojpeg) has parsed its untrusted input's header (native/image-decode.c), before
  * the pixels are decoded: where an exploit of a loader would run. */
 int vips_rawsave_target (void) { probe(); return -1; }
 void *vips_image_write_to_memory (void) { probe(); return NULL; }
 int vips_image_hasalpha (void) { probe(); return 0; }
+int tjDecompress2 (void) { probe(); return -1; }
