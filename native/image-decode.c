@@ -12,8 +12,9 @@
 //                [--fit MODE W H] [--profile keep|convert|all] FILE
 //   image-decode --info --max-pixels N FILE
 //
-// --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose); W H the size its
-// header pass read, at 1/N that of the decode; channels 1 grey, 3 RGB (CMYK is refused: sharp's). Output: "TJD1",
+// --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose), by Debian's
+// libturbojpeg as in the pool thread (libvips' jpegload where it is missing); W H the size its header pass read,
+// at 1/N that of the decode; channels 1 grey, 3 RGB (CMYK is refused: sharp's). Output: "TJD1",
 // then width, height and channels (u32 little-endian), then the pixels, rows top to bottom, orientation not applied.
 // --still: the first frame, display-oriented (its EXIF orientation applied); with --frames all, an animated GIF's or
 // WebP's every frame (sharp's pages: -1, each frame turned) where all of them hold no more pixels than --max-pixels,

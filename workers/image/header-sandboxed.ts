@@ -6,16 +6,10 @@
 import type { Metadata } from 'sharp'
 import { JobError } from '../../contract/job-error.ts'
 import type { JobContext, JobSource } from '../../contract/types.ts'
-import { runTool } from '../tools/index.ts'
+import { MAX_PROFILE_BYTES, runImageDecode } from './image-decode-run.ts'
 import { withInputFile } from './input-file.ts'
 
-/** image-decode's exit codes (native/image-decode.c). */
-const REFUSED = 2
-const TOO_LARGE = 3
-const UNSUPPORTED = 6
 const HEADER_BYTES = 48
-/** A profile's bytes, at most (as still-sandboxed.ts). */
-const MAX_PROFILE_BYTES = 64 * 2 ** 20
 const CODECS = ['jpeg', 'png', 'webp', 'gif', 'heif'] as const
 /** libvips' interpretations a loader gives (vips/image.h), by sharp's names; any other is not 'srgb', all render() asks. */
 const SPACES: Record<number, string> = { 1: 'b-w', 15: 'cmyk', 17: 'rgb', 22: 'srgb', 25: 'rgb16', 26: 'grey16' }
@@ -32,22 +26,10 @@ export async function readHeader (ref: JobSource['ref'], ctx: JobContext): Promi
   const tool = ctx.settings.stills?.imageDecode
   if (tool === undefined) return undefined
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
-    const run = await runTool(tool, ['--info', '--max-pixels', String(ctx.settings.maxInputPixels), path], {
-      signal: ctx.signal,
-      // A profile is stored compressed (a PNG's iCCP): it may be larger than the whole file.
-      maxStdoutBytes: HEADER_BYTES + MAX_PROFILE_BYTES,
-      children: ctx.settings.children,
-      sandbox: ctx.settings.sandbox,
-      reads: [path],
-      anyExitCode: true
-    })
-    // The same errors as sharp's, so the same statuses (image.ts classify).
-    if (run.code === UNSUPPORTED) throw new JobError('UNSUPPORTED_MEDIA', 'this image format is not supported', run.stderr.trim())
-    if (run.code === TOO_LARGE) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit', run.stderr.trim())
-    if (run.code === REFUSED) throw new JobError('MEDIA_UNREADABLE', 'the image could not be decoded', run.stderr.trim())
-    if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
+    // A profile is stored compressed (a PNG's iCCP): it may be larger than the whole file.
+    const out = await runImageDecode(tool, ['--info', '--max-pixels', String(ctx.settings.maxInputPixels)], path, HEADER_BYTES + MAX_PROFILE_BYTES, ctx)
     reads++
-    return parse(run.stdout)
+    return parse(out)
   })
 }
 

@@ -1,4 +1,4 @@
-// IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF (the first frame) decoded by native/image-decode in the decoder
+// IMAGE_DECODER=sandbox: a PNG, WebP, GIF or AVIF (the first frame) decoded by native/image-decode in the decoder
 // sandbox with sharp's own libvips and sharp's loader options (as JPEGs are, workers/image/jpeg-sandboxed.ts), so that
 // a bug in libspng, libwebp, libnsgif or libheif reaches a process that holds no key and no other photo, and a decode
 // past the deadline or of a client that left is killed; the same decoders as in-process, so the same refusals. The
@@ -8,22 +8,18 @@
 // - another profile: the pixels in a PNG this thread writes (stored, no filter) with the profile as iCCP, so
 //   libvips handles the profile exactly as for the original file (kept, or converted by its Little CMS). Only
 //   the profile's bytes there came from the upload; the PNG's structure is this thread's own.
-// Animations the job keeps whole stay with sharp: undefined.
+// - an animation the job keeps whole: every frame, turned, its profile converted, raw with its page height, delays
+//   and loop (image.ts openRaw), where all its frames hold no more than MAX_INPUT_PIXELS (they come back whole).
 import { crc32, deflateSync } from 'node:zlib'
 import { ANIMATED_FORMATS, checkAnimationInput } from './animation.ts'
 import { JobError } from '../../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR } from '../../contract/limits.ts'
 import type { ImageOptions, JobContext, JobSource } from '../../contract/types.ts'
-import { runTool } from '../tools/index.ts'
+import { MAX_PROFILE_BYTES, runImageDecode } from './image-decode-run.ts'
 import { withInputFile } from './input-file.ts'
 import { describesSrgb } from './srgb-profile.ts'
 
-/** image-decode's exit codes (native/image-decode.c). */
-const REFUSED = 2
-const TOO_LARGE = 3
 const HEADER_BYTES = 40
-/** A profile's bytes, at most (a PNG's iCCP inflates to at most what libpng allows; this is far above any real one). */
-const MAX_PROFILE_BYTES = 64 * 2 ** 20
 /** The longest frame delay sharp sets on raw frames. */
 const MAX_DELAY_MS = 65535
 /** The longest side --fit takes (as heif-decode's). */
@@ -84,21 +80,10 @@ export async function decodeStill (ref: JobSource['ref'], format: string, ctx: J
     // An animation the output keeps whole: every frame, where all of them hold no more pixels than a still may (they
     // come back whole); past that, or not kept, the first frame.
     const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
-    const run = await runTool(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize), '--profile', profile, path], {
-      signal: ctx.signal,
-      // 16-bit RGBA at the pixel limit, a profile (stored compressed: it may be larger than the file), and a delay per
-      // frame (each at least a pixel).
-      maxStdoutBytes: HEADER_BYTES + maxPixels * 8 + MAX_PROFILE_BYTES + 4 * Math.min(maxFrames, maxPixels),
-      children: ctx.settings.children,
-      sandbox: ctx.settings.sandbox,
-      reads: [path],
-      anyExitCode: true
-    })
-    if (run.code === TOO_LARGE) throw new JobError('PAYLOAD_TOO_LARGE', 'the image exceeds the pixel limit', run.stderr.trim())
-    if (run.code === REFUSED) throw new JobError('MEDIA_UNREADABLE', 'the image could not be decoded', run.stderr.trim())
-    // A signal (a crash) or anything else: this request's 422, never a second decode by sharp.
-    if (run.code !== 0) throw new JobError('MEDIA_UNREADABLE', 'the image decoder failed', `image-decode exited ${run.code}: ${run.stderr.trim()}`)
-    const { pixels, frames, icc } = parse(run.stdout, maxPixels)
+    // 16-bit RGBA at the pixel limit, a profile (stored compressed: it may be larger than the file), and a delay per
+    // frame (each at least a pixel).
+    const out = await runImageDecode(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize), '--profile', profile], path, HEADER_BYTES + maxPixels * 8 + MAX_PROFILE_BYTES + 4 * Math.min(maxFrames, maxPixels), ctx)
+    const { pixels, frames, icc } = parse(out, maxPixels)
     // An absurd animation is refused as sharp's header pass refuses it (workers/image/image.ts inspect), first frame or not.
     if (countFrames) checkAnimationInput({ frames, width: pixels.width, height: pixels.animation?.pageHeight ?? pixels.height, orientation: 1 }, ctx.settings)
     decodes++

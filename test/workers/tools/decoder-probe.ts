@@ -88,3 +88,22 @@ export async function decodersSeenDuring<T> (reply: Promise<T>): Promise<{ seen:
   }
   return { seen, written, result: await settled }
 }
+
+/** More bytes than a header read (--info: 48 and the profile) writes: a decoder writing this much wrote pixels. */
+export const PIXELS_WRITTEN = 2 ** 16
+
+/**
+ * `request` watched as decodersSeenDuring() watches it, made again (at most `tries` times in all) until a decoder
+ * is seen having written pixels: /proc is read every millisecond, so a short decode can end between two reads.
+ * The first reply, and what the watches saw together.
+ */
+export async function pixelsDecodedDuring<T> (request: () => Promise<T>, tries = 3): Promise<{ seen: number, written: number, result: T }> {
+  const first = await decodersSeenDuring(request())
+  let { seen, written } = first
+  for (let i = 1; i < tries && written <= PIXELS_WRITTEN; i++) {
+    const again = await decodersSeenDuring(request())
+    seen = Math.max(seen, again.seen)
+    written = Math.max(written, again.written)
+  }
+  return { seen, written, result: first.result }
+}

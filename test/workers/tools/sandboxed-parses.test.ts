@@ -19,7 +19,7 @@ import { makeHeic } from '../../heic-media.ts'
 import { build, leftoverTempFiles, postMedia } from '../../helper.ts'
 import { tempFolder } from '../../temp-folder.ts'
 import { gone } from '../../faults/helpers.ts'
-import { decodersSeenDuring, imageDecoders } from './decoder-probe.ts'
+import { decodersSeenDuring, imageDecoders, pixelsDecodedDuring, PIXELS_WRITTEN } from './decoder-probe.ts'
 
 const run = promisify(execFile)
 const built = existsSync(IMAGE_DECODE_FILE)
@@ -99,7 +99,7 @@ test('a HEIC\'s decoded PNG, an audio file\'s cover art and a JPEG\'s fingerprin
   const sandboxed = await build(t, { POOL_THREADS: '1', IMAGE_DECODER: 'sandbox' })
   for (const [name, route, body, query] of cases) {
     const a = await decodersSeenDuring(postMedia(inProcess, route, body, 'application/octet-stream', query))
-    const b = await decodersSeenDuring(postMedia(sandboxed, route, body, 'application/octet-stream', query))
+    const b = await pixelsDecodedDuring(() => postMedia(sandboxed, route, body, 'application/octet-stream', query))
     assert.equal(a.result.statusCode, 200, `${name}: ${a.result.body.slice(0, 300)}`)
     assert.equal(b.result.statusCode, 200, `${name}: ${b.result.body.slice(0, 300)}`)
     if (route === 'hash') {
@@ -113,7 +113,7 @@ test('a HEIC\'s decoded PNG, an audio file\'s cover art and a JPEG\'s fingerprin
     }
     assert.equal(a.seen, 0, `${name}: in-process, no image-decode process`)
     // Its pixels, not only a header read (--info writes 48 bytes and the profile: a few hundred here).
-    assert.ok(b.written > 2 ** 16, `${name}: sandbox, decoded by an image-decode process (${b.seen} seen, ${b.written} bytes written)`)
+    assert.ok(b.written > PIXELS_WRITTEN, `${name}: sandbox, decoded by an image-decode process (${b.seen} seen, ${b.written} bytes written)`)
   }
   assert.deepEqual(leftoverTempFiles(sandboxed), [])
 })
