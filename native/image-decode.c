@@ -206,12 +206,14 @@ __attribute__((constructor)) static void open_turbojpeg (void) {
   if (tj.header != NULL && tj.decompress != NULL && tj.error != NULL) *(void **)&tj.init = dlsym(RTLD_DEFAULT, "tjInitDecompress");
 }
 
-/* The JPEG at 1/scale by libturbojpeg, its header checked against the pool thread's reading (jpeg-decode.ts inThread). */
+/* The JPEG at 1/scale by libturbojpeg, its header checked against the pool thread's reading (jpeg-decode.ts inThread).
+ * Whatever libturbojpeg refuses (a sampling it cannot name, a libjpeg warning) is not taken (5), as in the thread,
+ * where sharp then decides: the next decoder is libvips' (--still jpeg), which accepts some of those. */
 static int jpeg_turbo (unsigned char *bytes, size_t size, int scale, int expect_w, int expect_h, int channels) {
   void *handle = tj.init();
   if (handle == NULL) refuse(EXIT_MEMORY, "no TurboJPEG handle");
   int w, h, subsampling, space;
-  if (tj.header(handle, bytes, size, &w, &h, &subsampling, &space) != 0) refuse(EXIT_REFUSED, "%s", tj.error(handle));
+  if (tj.header(handle, bytes, size, &w, &h, &subsampling, &space) != 0) refuse(EXIT_NOT_TAKEN, "%s", tj.error(handle));
   if (w != expect_w || h != expect_h) refuse(EXIT_TOO_LARGE, "%dx%d, not %dx%d", w, h, expect_w, expect_h);
   /* What raw RGB or grey pixels lose nothing of: CMYK, YCCK stay with sharp's path, as in the thread. */
   if ((space != TJCS_YCbCr && space != TJCS_RGB && space != TJCS_GRAY) || (space == TJCS_GRAY) != (channels == 1)) refuse(EXIT_NOT_TAKEN, "colour space %d", space);
@@ -220,7 +222,7 @@ static int jpeg_turbo (unsigned char *bytes, size_t size, int scale, int expect_
   memcpy(header, "TJD1", 4);
   size_t length = (size_t)header[1] * header[2] * (size_t)channels;
   unsigned char *pixels = allocate(length);
-  if (tj.decompress(handle, bytes, size, pixels, (int)header[1], 0, (int)header[2], channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) refuse(EXIT_REFUSED, "%s", tj.error(handle));
+  if (tj.decompress(handle, bytes, size, pixels, (int)header[1], 0, (int)header[2], channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) refuse(EXIT_NOT_TAKEN, "%s", tj.error(handle));
   if (write_all(header, sizeof header) != 0 || write_all(pixels, length) != 0) return EXIT_REFUSED;
   return 0;
 }
@@ -237,7 +239,8 @@ static int jpeg (int argc, char **argv) {
   if (tj.init != NULL) return jpeg_turbo(bytes, size, scale, expect_w, expect_h, channels);
   VipsImage *image;
   if (vips_jpegload_buffer(bytes, size, &image, "shrink", scale, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, NULL) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
-  /* libjpeg's scaled size (TJSCALED, jpegload's with shrink): the size the pool thread resizes from. */
+  /* libjpeg's scaled size (TJSCALED): the size the pool thread resizes from. libvips 8.18's jpegload rounds it down
+   * (641 at 1/2: 320), so this fallback leaves such a JPEG to the next decoder (3). */
   uint32_t w = (uint32_t)((expect_w + scale - 1) / scale), h = (uint32_t)((expect_h + scale - 1) / scale);
   if ((uint32_t)vips_image_get_width(image) != w || (uint32_t)vips_image_get_height(image) != h) {
     refuse(EXIT_TOO_LARGE, "%dx%d at 1/%d, not %ux%u", vips_image_get_width(image), vips_image_get_height(image), scale, w, h);

@@ -18,11 +18,12 @@ const HEADER_BYTES = 16
 export interface Decoded { data: Buffer, width: number, height: number, channels: 1 | 3 }
 
 /**
- * The pixels, or undefined where this path does not take the JPEG (another size than its header said, CMYK, 12-bit)
- * or the decoder refused it (a libjpeg warning, corrupt data) and sharp in this thread is the next decoder: it gives
- * the same 4xx as before. With IMAGE_DECODER=sandbox the next decoder is the same libvips in the sandbox, which would
- * refuse it again after decoding it again: a refusal is that request's 422 at once. A decoder that died of a signal
- * (a crash) is a 422, not handed to sharp.
+ * The pixels, or undefined where this path does not take the JPEG (another size than its header said, CMYK, 12-bit,
+ * or anything libturbojpeg refuses: a sampling it cannot name, a libjpeg warning), as libturbojpeg's path in the thread
+ * hands it on: the next decoder (sharp here, or with IMAGE_DECODER=sandbox libvips in the sandbox) gives the 200 or
+ * the 4xx sharp gives. Where libturbojpeg is missing in the decoder, libvips' refusal is that of the next decoder too:
+ * with IMAGE_DECODER=sandbox, a 422 at once, not a second decode. A decoder that died of a signal (a crash) is a 422,
+ * not handed to sharp.
  */
 export async function decodeSandboxed (bytes: Uint8Array, size: [number, number], channels: 1 | 3, shrink: number, ctx: JobContext): Promise<Decoded | undefined> {
   const tool = ctx.settings.imageDecode!

@@ -95,15 +95,11 @@ export const PIXELS_WRITTEN = 2 ** 16
 /**
  * `request` watched as decodersSeenDuring() watches it, made again (at most `tries` times in all) until a decoder
  * is seen having written pixels: /proc is read every millisecond, so a short decode can end between two reads.
- * The first reply, and what the watches saw together.
+ * The attempt that saw them (else the last): its reply is the one to check, so a path that only sometimes
+ * decodes here cannot pass on another attempt's evidence.
  */
 export async function pixelsDecodedDuring<T> (request: () => Promise<T>, tries = 3): Promise<{ seen: number, written: number, result: T }> {
-  const first = await decodersSeenDuring(request())
-  let { seen, written } = first
-  for (let i = 1; i < tries && written <= PIXELS_WRITTEN; i++) {
-    const again = await decodersSeenDuring(request())
-    seen = Math.max(seen, again.seen)
-    written = Math.max(written, again.written)
-  }
-  return { seen, written, result: first.result }
+  let attempt = await decodersSeenDuring(request())
+  for (let i = 1; i < tries && attempt.written <= PIXELS_WRITTEN; i++) attempt = await decodersSeenDuring(request())
+  return attempt
 }

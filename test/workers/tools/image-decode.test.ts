@@ -5,6 +5,7 @@
 // SIGSEGV sent to it) gives its request a 422 while a neighbour's decode goes on, nothing restarted. It is opt-in
 // (JPEG_DECODER=sandbox): with the default setting no JPEG is decoded in a process of its own.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -110,4 +111,23 @@ test('opt-in: with the default JPEG_DECODER no JPEG is decoded in a process of i
   }
   assert.equal(await watched({}), 0, 'default: decoded in the pool thread, no image-decode process')
   assert.equal(await watched({ JPEG_DECODER: 'sandbox' }), 1, 'sandbox: one image-decode process (the watch sees it)')
+})
+
+test('a JPEG libturbojpeg refuses goes on to the next decoder, as in the thread: corrupt data sharp reads is a 200 in the sandbox too, data it refuses a 422 in both', { skip: !built && 'native/image-decode not built' }, async (t) => {
+  const jpeg = execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x480', '-frames:v', '1', '-pix_fmt', 'yuvj420p', '-q:v', '3', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1'])
+  /** The JPEG with 40 bytes of its scan inverted, `from` bytes before its end. */
+  const flipped = (from: number) => {
+    const bad = Buffer.from(jpeg)
+    for (let i = bad.length - from; i < bad.length - from + 40; i++) bad[i]! ^= 0xff
+    return bad
+  }
+  const inProcess = await build(t, { POOL_THREADS: '1' })
+  const sandboxed = await build(t, { POOL_THREADS: '1', IMAGE_DECODER: 'sandbox' })
+  // 60: libjpeg warns where sharp's libvips does not (200 in-process); 1000: both refuse it (422).
+  for (const [from, status] of [[60, 200], [1000, 422]] as const) {
+    const post = (app: typeof inProcess) => app.inject({ method: 'POST', url: '/api/thumbnail?width=200', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: flipped(from) })
+    assert.equal((await post(inProcess)).statusCode, status, `${from}: in-process`)
+    const res = await post(sandboxed)
+    assert.equal(res.statusCode, status, `${from}: sandbox: ${res.body}`)
+  }
 })
