@@ -67,6 +67,14 @@ export function imageDecoders (): number[] {
   return found
 }
 
+/** The image-decode processes of this process as soon as one is seen (/proc read every millisecond), within `withinMs`; none after it. */
+export async function firstDecoders (withinMs = 20_000): Promise<number[]> {
+  const until = Date.now() + withinMs
+  let pids: number[] = []
+  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 1))
+  return pids
+}
+
 /**
  * The most image-decode processes seen at once while `reply` was pending (/proc read every millisecond), the most
  * bytes one of them was seen to have written (its /proc io wchar: a header read writes tens, a decode its pixels),

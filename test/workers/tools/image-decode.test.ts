@@ -14,7 +14,7 @@ import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
 import { loadConfig } from '../../../src/config.ts'
 import { jobSettings } from '../../../src/jobs/settings.ts'
-import { ALLOWED, DENIED, imageDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
+import { ALLOWED, DENIED, decodersSeenDuring, firstDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
 import { AUTH, build, TEST_KEY } from '../../helper.ts'
 import { haveJpegtran, plainGrey, scanBomb } from '../scan-bombs.ts'
 
@@ -42,9 +42,7 @@ test('a decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour 
   const post = (body: Buffer) => app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: body })
   assert.equal((await post(small)).statusCode, 200)
   const victim = post(slow)
-  let pids: number[] = []
-  const until = Date.now() + 20_000
-  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  const pids = await firstDecoders()
   assert.equal(pids.length, 1, 'the slow JPEG\'s decoder is a process of its own')
   const neighbour = post(small)
   process.kill(pids[0]!, 'SIGSEGV')
@@ -67,9 +65,7 @@ test('a decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its process g
   assert.equal((await post(small)).statusCode, 200)
   const start = performance.now()
   const job = post(slow)
-  let pids: number[] = []
-  const until = Date.now() + 20_000
-  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 2))
+  const pids = await firstDecoders()
   assert.equal(pids.length, 1, 'the decode runs in a process of its own')
   const timedOut = await job
   const deadlineMs = performance.now() - start
@@ -98,15 +94,8 @@ test('opt-in: with the default JPEG_DECODER no JPEG is decoded in a process of i
   const slow = scanBomb(await plainGrey(7000), 32)
   const watched = async (env: Record<string, string>) => {
     const app = await build(t, { POOL_THREADS: '1', ...env })
-    let seen = 0
-    const job = { done: false }
-    const reply = app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: slow })
-      .finally(() => { job.done = true })
-    while (!job.done) {
-      seen = Math.max(seen, imageDecoders().length)
-      await new Promise(resolve => setTimeout(resolve, 2))
-    }
-    assert.equal((await reply).statusCode, 200)
+    const { seen, result } = await decodersSeenDuring(app.inject({ method: 'POST', url: '/api/thumbnail?width=100', headers: { ...AUTH, 'content-type': 'image/jpeg' }, payload: slow }))
+    assert.equal(result.statusCode, 200)
     return seen
   }
   assert.equal(await watched({}), 0, 'default: decoded in the pool thread, no image-decode process')

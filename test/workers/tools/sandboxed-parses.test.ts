@@ -19,7 +19,7 @@ import { makeHeic } from '../../heic-media.ts'
 import { build, leftoverTempFiles, postMedia } from '../../helper.ts'
 import { tempFolder } from '../../temp-folder.ts'
 import { gone } from '../../faults/helpers.ts'
-import { decodersSeenDuring, imageDecoders, pixelsDecodedDuring, PIXELS_WRITTEN } from './decoder-probe.ts'
+import { decodersSeenDuring, firstDecoders, pixelsDecodedDuring, PIXELS_WRITTEN } from './decoder-probe.ts'
 
 const run = promisify(execFile)
 const built = existsSync(IMAGE_DECODE_FILE)
@@ -64,9 +64,7 @@ test('/api/info with IMAGE_DECODER=sandbox: the header read in image-decode, the
   assert.equal(result.json().pages, 1_000_000)
   // Frozen as soon as it is seen: only the deadline's kill ends it.
   const frozen = postMedia(sandboxed, 'info', many)
-  let pids: number[] = []
-  const until = Date.now() + 20_000
-  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 1))
+  const pids = await firstDecoders()
   assert.equal(pids.length, 1, 'the header read is a process of its own')
   process.kill(pids[0]!, 'SIGSTOP')
   const timedOut = await frozen

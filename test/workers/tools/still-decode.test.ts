@@ -13,7 +13,7 @@ import { test } from 'node:test'
 import sharp from 'sharp'
 import type { Sandbox } from '../../../contract/types.ts'
 import { IMAGE_DECODE_FILE } from '../../../workers/tools/sandbox.ts'
-import { ALLOWED, DENIED, decodersSeenDuring, imageDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
+import { ALLOWED, DENIED, decodersSeenDuring, firstDecoders, probeDecoder, probeSetup } from './decoder-probe.ts'
 import { AUTH, build } from '../../helper.ts'
 
 const stills = existsSync(IMAGE_DECODE_FILE) && execFileSyncStatus([IMAGE_DECODE_FILE, '--still', 'png']) === 64
@@ -54,19 +54,14 @@ test('code inside image-decode, after it read a JPEG, PNG, WebP, GIF or AVIF (--
     assert.deepEqual(await probe(afresh, dir, format), DENIED, `${format}: started afresh`)
     // The sandbox off (prlimit and setpriv only): every attempt succeeds, so each denial above is the sandbox's doing.
     assert.deepEqual(await probe(off, dir, format), ALLOWED, `${format}: sandbox off`)
-    // --info (/api/info, a header the JavaScript reader leaves): the probe runs once libvips found the loader and read the header.
+    // --info (/api/info, a header the JavaScript reader leaves): the probe runs once libvips found the loader and
+    // read the header.
     const info = async (sandbox: Sandbox) => await probeDecoder(['--info', '--max-pixels', '1000000'], join(dir, `picture.${format}`), dir, sandbox)
     assert.deepEqual(await info(zygote), DENIED, `${format} --info: forked from its zygote`)
     assert.deepEqual(await info(afresh), DENIED, `${format} --info: started afresh`)
     assert.deepEqual(await info(off), ALLOWED, `${format} --info: sandbox off`)
   }
 })
-
-async function firstDecoder (until: number): Promise<number[]> {
-  let pids: number[] = []
-  while ((pids = imageDecoders()).length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 1))
-  return pids
-}
 
 test('a still decoder killed by SIGSEGV mid-decode gives its request 422; a neighbour gets its thumbnail; nothing restarts', { skip: !stills && 'native/image-decode not built with its still decoders' }, async (t) => {
   const small = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#336699' } }).png().toBuffer()
@@ -76,7 +71,7 @@ test('a still decoder killed by SIGSEGV mid-decode gives its request 422; a neig
   for (const format of FORMATS) {
     const slow = await noisy(format, 4000)
     const victim = post(slow)
-    const pids = await firstDecoder(Date.now() + 20_000)
+    const pids = await firstDecoders()
     assert.equal(pids.length, 1, `${format}: the slow picture's decoder is a process of its own`)
     const neighbour = post(small)
     process.kill(pids[0]!, 'SIGSEGV')
@@ -101,7 +96,7 @@ test('a still decode past JOB_TIMEOUT_MS is killed at the deadline: 504, its pro
     // (SIGTERM waits on a stopped process; the SIGKILL that follows does not).
     const slow = await noisy(format, 4000)
     const job = post(slow)
-    const pids = await firstDecoder(Date.now() + 20_000)
+    const pids = await firstDecoders()
     assert.equal(pids.length, 1, `${format}: the decode runs in a process of its own`)
     process.kill(pids[0]!, 'SIGSTOP')
     const timedOut = await job
