@@ -18,25 +18,28 @@
 // then width, height and channels (u32 little-endian), then the pixels, rows top to bottom, orientation not applied.
 // --still: the first frame, display-oriented (its EXIF orientation applied); with --frames all, an animated GIF's or
 // WebP's every frame (sharp's pages: -1, each frame turned) where all of them hold no more pixels than --max-pixels,
-// its profile converted to sRGB; --fit (sharp's fit; 0 for a side not given) reduces a JPEG or WebP on load as sharp does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale
-// 1 / min(hshrink, vshrink) when above 1). Colour, as sharp's pipeline: an 8-bit picture whose profile sharp would
-// convert through is converted to sRGB here, by libvips' own Little CMS (a CMYK one without a profile, through
-// libvips' CMYK profile), so the profile is parsed here, not in the server; --profile keep (the default) hands back
-// an RGB picture's profile that does not describe sRGB, which the pool thread may keep on its output; convert
-// converts that one too; all converts one that describes sRGB as well (sharp's open() with the profile read). A
-// 16-bit picture's profile is handed back.
+// its profile converted to sRGB; --fit (sharp's fit; 0 for a side not given) reduces a JPEG or WebP on load as sharp
+// does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale 1 / min(hshrink, vshrink) when above 1).
+// Colour, as sharp's pipeline: an 8-bit picture whose profile sharp would convert through is converted to sRGB
+// here, by libvips' own Little CMS (a CMYK one without a profile, through libvips' CMYK profile), so the profile is
+// parsed here, not in the server; --profile keep (the default) hands back an RGB picture's profile that does not
+// describe sRGB, which the pool thread may keep on its output; convert converts that one too; all converts one that
+// describes sRGB as well (sharp's open() with the profile read). A 16-bit picture's profile is handed back.
 // Output: "IMD3", then width, height (of all frames), channels (1-4), bits (8 or 16, little-endian samples), frames
 // (of the file), frames (of the pixels), loop count, palette bits (0: no palette) and the profile's length, u32
-// little-endian; the profile; each frame's delay in ms (u32, frames of the pixels > 1 only); the pixels, rows top to bottom.
-// --info: the header only, as sharp's metadata() reads it (src/metadata.cc: the loader libvips finds for the bytes among
-// those not blocked, a HEIF at its primary picture), no pixel decoded: "IMI1", then width and height (stored, one page), EXIF orientation (0: none), pages (0: no n-pages), alpha
-// (0 or 1), codec (0 jpeg, 1 png, 2 webp, 3 gif, 4 heif), libvips interpretation, bands, palette (0 or 1), bits per
-// sample (0: none) and the profile's length, u32 little-endian; then the profile.
+// little-endian; the profile; each frame's delay in ms (u32, frames of the pixels > 1 only); the pixels, rows top to
+// bottom.
+// --info: the header only, as sharp's metadata() reads it (src/metadata.cc: the loader libvips finds for the bytes
+// among those not blocked, a HEIF at its primary picture), no pixel decoded: "IMI1", then width and height (stored,
+// one page), EXIF orientation (0: none), pages (0: no n-pages), alpha (0 or 1), codec (0 jpeg, 1 png, 2 webp, 3 gif,
+// 4 heif), libvips interpretation, bands, palette (0 or 1), bits per sample (0: none) and the profile's length, u32
+// little-endian; then the profile.
 // Exit: 0; 2 the decoder refused the image (an error or a warning, as sharp's failOn: 'warning'); 3 over the
 // pixel limit, an animation over its limits (--still), or another size than expected (--scale); 5 not this path's to
-// take (--scale: CMYK, YCCK, 12-bit: the next decoder takes it; apart from 2 so that a refused JPEG is not decoded a
-// second time); 6 no loader thumbd serves takes the bytes (--info: sharp's "unsupported image format"); 64 usage;
-// 70 out of memory.
+// take (--scale: CMYK, YCCK, 12-bit, or whatever libturbojpeg refuses, as in the pool thread: the next decoder takes
+// it; libvips' refusals where libturbojpeg is missing are 2, so that a JPEG it refused is not decoded a second
+// time); 6 no loader thumbd serves takes the bytes (--info: sharp's "unsupported image format"); 64 usage; 70 out of
+// memory.
 //
 // libvips' prototypes are declared here (its C API, stable across 8.x), as the house declares TurboJPEG's: the
 // build needs only the library sharp installs, no -dev package (scripts/build-zygote.sh).
@@ -184,9 +187,9 @@ static void *allocate (size_t bytes) {
 /* ---- JPEG at a scale (--scale) ---- */
 
 /* Debian's libturbojpeg (the TurboJPEG 2 API), the very decoder the pool thread runs on this path in-process
- * (workers/image/jpeg-turbo.ts), with its flags: the same pixels and refusals, for 0.6 of the CPU of libvips'
- * jpegload around the same IDCT (a 1 MP JPEG at 1/4: 2.5 against 4.3 ms). Opened before main(), so in the zygote
- * before it forks; where it is missing, libvips decodes at the same scale. */
+ * (workers/image/jpeg-turbo.ts), with its flags: the same pixels and refusals, for less CPU than libvips' jpegload
+ * around the same IDCT (a 1 MP JPEG at 1/4, decode and hand-over: 3.1 against 4.3 ms). Opened before main(), so in
+ * the zygote before it forks; where it is missing, libvips decodes at the same scale. */
 enum { TJPF_RGB = 0, TJPF_GRAY = 6, TJFLAG_STOPONWARNING = 8192, TJFLAG_LIMITSCANS = 32768, TJCS_RGB = 0, TJCS_YCbCr = 1, TJCS_GRAY = 2 };
 static struct {
   void *(*init) (void);
@@ -296,7 +299,6 @@ static int load (const char *format, unsigned char *bytes, size_t size, double s
   return vips_webpload_buffer(bytes, size, image, "fail_on", VIPS_FAIL_ON_WARNING, "access", VIPS_ACCESS_SEQUENTIAL, "n", n, "page", 0, NULL);
 }
 
-
 /* The pixels turned as the EXIF orientation says (the display's), as sharp's rotate() would turn them. */
 static uint8_t *orient (uint8_t *pixels, uint32_t *width, uint32_t *height, size_t px, int o) {
   if (o <= 1 || o > 8) return pixels;
@@ -365,6 +367,11 @@ static uint32_t int_field (VipsImage *image, const char *name) {
   return (uint32_t)value;
 }
 
+/* The page sharp reopens a HEIF of several pictures at, its primary one (src/common.cc HeifPrimaryPageReopen); 0: none. */
+static int primary_page (VipsImage *image) {
+  return int_field(image, "n-pages") > 1 ? (int)int_field(image, "heif-primary") : 0;
+}
+
 static int still (int argc, char **argv) {
   struct fit fit = { FIT_NONE, 0, 0 };
   long long max_pixels = 0, max_frames = 0, frame_budget = 0;
@@ -408,9 +415,8 @@ static int still (int argc, char **argv) {
   /* --frames all: an animation the output keeps whole, every frame (sharp's pages: -1), where all its frames hold no
    * more pixels than one still may: they come back whole, as one tall image. Past that, its first frame. */
   int animation = all_frames && strcmp(format, "avif") != 0 && frames > 1 && frames * width * height <= (uint64_t)max_pixels;
-  int primary;
-  if (strcmp(format, "avif") == 0 && frames > 1 && vips_image_get_typeof(image, "heif-primary") != 0 && vips_image_get_int(image, "heif-primary", &primary) == 0 && primary != 0) {
-    /* sharp reopens a HEIF of several pictures at its primary one (src/common.cc HeifPrimaryPageReopen). */
+  int primary = strcmp(format, "avif") == 0 ? primary_page(image) : 0;
+  if (primary != 0) {
     if (load(format, bytes, size, 1, primary, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
     orientation = vips_image_get_orientation(image);
   }
@@ -452,12 +458,12 @@ static int still (int argc, char **argv) {
   if (out_pages == 0 || out_pages * page_height != h) refuse(EXIT_REFUSED, "frames of %u rows in %u", page_height, h);
   int *delay = NULL, delays = 0;
   if (out_pages > 1 && (vips_image_get_typeof(image, "delay") == 0 || vips_image_get_array_int(image, "delay", &delay, &delays) != 0)) delays = 0;
-  uint32_t *timing = allocate(sizeof *timing * (out_pages > 1 ? out_pages : 1));
-  for (uint32_t i = 0; out_pages > 1 && i < out_pages; i++) timing[i] = i < (uint32_t)delays && delay[i] > 0 ? (uint32_t)delay[i] : 0;
+  uint32_t *timing = out_pages > 1 ? allocate(sizeof *timing * out_pages) : NULL;
+  for (uint32_t i = 0; timing != NULL && i < out_pages; i++) timing[i] = i < (uint32_t)delays && delay[i] > 0 ? (uint32_t)delay[i] : 0;
   int turned = orientation >= 2 && orientation <= 8, quarter = turned && orientation >= 5;
   uint32_t header[10] = { 0, quarter ? page_height : w, quarter ? w * out_pages : h, channels, bits, frames, out_pages, loop, int_field(image, "palette") != 0 ? int_field(image, "bits-per-sample") : 0, (uint32_t)icc_length };
   memcpy(header, "IMD3", 4);
-  if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || (out_pages > 1 && write_all(timing, sizeof *timing * out_pages) != 0)) return EXIT_REFUSED;
+  if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || (timing != NULL && write_all(timing, sizeof *timing * out_pages) != 0)) return EXIT_REFUSED;
   if (!turned) {
     if (stream_pixels(image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
     return 0;
@@ -477,7 +483,6 @@ static int still (int argc, char **argv) {
 
 /* ---- The header (--info) ---- */
 
-
 static int info (int argc, char **argv) {
   /* libvips' loader classes of the formats thumbd serves, in the codec order of the output. */
   static const char *const loaders[] = { "VipsForeignLoadJpegBuffer", "VipsForeignLoadPngBuffer", "VipsForeignLoadWebpBuffer", "VipsForeignLoadNsgifBuffer", "VipsForeignLoadHeifBuffer" };
@@ -495,9 +500,8 @@ static int info (int argc, char **argv) {
   const char *format = formats[codec];
   VipsImage *image;
   if (load(format, bytes, size, 1, 0, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
-  /* sharp reopens a HEIF of several pictures at its primary one (src/common.cc HeifPrimaryPageReopen). */
-  uint32_t primary = codec == 4 && int_field(image, "n-pages") > 1 ? int_field(image, "heif-primary") : 0;
-  if (primary != 0 && load(format, bytes, size, 1, (int)primary, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  int primary = codec == 4 ? primary_page(image) : 0;
+  if (primary != 0 && load(format, bytes, size, 1, primary, 0, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   uint64_t width = (uint64_t)vips_image_get_width(image), height = (uint64_t)vips_image_get_height(image);
   /* sharp's limitInputPixels, checked as it opens the input. */
   if (width * height > (uint64_t)atoll(argv[3])) refuse(EXIT_TOO_LARGE, "over the pixel limit");

@@ -1,6 +1,7 @@
 // A JPEG decoded by native/image-decode in the decoder sandbox (Debian's libturbojpeg with the thread's flags, as
-// in-process, at the scale the pool thread chose; sharp's own libvips where it is missing), so that a bug in the decoder reaches a process that holds no key and no other photo, and a
-// decode past the deadline or of a client that left is killed, not waited for: the pool thread only awaits a pipe.
+// in-process, at the scale the pool thread chose; sharp's own libvips where it is missing), so that a bug in the
+// decoder reaches a process that holds no key and no other photo, and a decode past the deadline or of a client that
+// left is killed, not waited for: the pool thread only awaits a pipe.
 // Why a C tool and not a sandboxed Node+sharp child: the tool forks from its zygote with libvips loaded and its
 // classes initialised (fork, sandbox and exit ~0.5-0.75 ms of CPU), where a Node child costs ~40 ms and ~40 MB to
 // start, a zygote of Node cannot fork (threads), and the pool thread resizes and encodes the trusted pixels anyway.

@@ -42,10 +42,6 @@ export interface RawPixels {
 /** The resize the pixels are for (a WebP is decoded at sharp's shrink-on-load for it), and whether an animation is kept whole. */
 export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'format' | 'animated'>>
 
-let decodes = 0
-/** Stills this thread had decoded in the sandbox (the tests check that the path was taken). */
-export const stillDecodes = () => decodes
-
 /**
  * How a still is decoded: `resize` the resize its pixels are for; `profile` (ProfileHandling); `formats` those this
  * caller hands the sandbox; `countFrames` false: an animation over MAX_ANIMATION_FRAMES or its pixel budget is not
@@ -86,7 +82,6 @@ export async function decodeStill (ref: JobSource['ref'], format: string, ctx: J
     const { pixels, frames, icc } = parse(out, maxPixels)
     // An absurd animation is refused as sharp's header pass refuses it (workers/image/image.ts inspect), first frame or not.
     if (countFrames) checkAnimationInput({ frames, width: pixels.width, height: pixels.animation?.pageHeight ?? pixels.height, orientation: 1 }, ctx.settings)
-    decodes++
     // As image.ts's colourHandling: an RGB picture whose profile names sRGB is untagged to sharp. An animation's
     // profile was converted in the decoder; one libvips refused is dropped, as sharp goes on without it.
     return icc === undefined || pixels.animation !== undefined || (pixels.channels >= 3 && describesSrgb(icc)) ? { raw: pixels } : { bytes: taggedPng(pixels, icc), made: true, paletteBits: pixels.paletteBits }

@@ -1,6 +1,7 @@
 // The thumbnail of an audio file is its cover art: ffmpeg copies the embedded picture out (in the sandbox,
 // its demuxer forced, as for videos), then it is an image like any other: sniffed from its bytes, decoded as an
-// upload of it would be (in the decoder sandbox with IMAGE_DECODER=sandbox) under the image limits. A picture that is no image thumbd reads (another MP3, a text) is refused.
+// upload of it would be (in the decoder sandbox with IMAGE_DECODER=sandbox) under the image limits. A picture that
+// is no image thumbd reads (another MP3, a text) is refused.
 import { JobError } from '../../contract/job-error.ts'
 import { sniff, type Media } from '../../contract/sniff.ts'
 import type { JobContext, JobSource } from '../../contract/types.ts'

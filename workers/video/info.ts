@@ -1,6 +1,7 @@
 // /api/info: what a source is, read from its headers without decoding a pixel: for images sharp's header
-// pass (with IMAGE_DECODER=sandbox the same libvips' in the decoder sandbox; HEIC included: sharp's HEIF loader reads the container though it cannot decode HEVC), for videos one
-// ffprobe run, in the sandbox, with the details a client needs to decide what to ask for.
+// pass (with IMAGE_DECODER=sandbox the same libvips' in the decoder sandbox; HEIC included: sharp's HEIF loader
+// reads the container though it cannot decode HEVC), for videos one ffprobe run, in the sandbox, with the details a
+// client needs to decide what to ask for.
 import sharp from 'sharp'
 import type { InfoTask, JobContext, MediaInfo } from '../../contract/types.ts'
 import { readHeader } from '../image/header-sandboxed.ts'
