@@ -9,7 +9,7 @@
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
 //   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
-//                [--fit MODE W H] [--profile keep|convert|all] FILE
+//                [--fit MODE W H [--resize lanczos3]] [--profile keep|convert|all] FILE
 //   image-decode --info --max-pixels N FILE
 //
 // --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose), by Debian's
@@ -19,7 +19,8 @@
 // --still: the first frame, display-oriented (its EXIF orientation applied); with --frames all, an animated GIF's or
 // WebP's every frame (sharp's pages: -1, each frame turned) where all of them hold no more pixels than --max-pixels,
 // its profile converted to sRGB; --fit (sharp's fit; 0 for a side not given) reduces a JPEG or WebP on load as sharp
-// does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale 1 / min(hshrink, vshrink) when above 1).
+// does (src/pipeline.cc: a JPEG's shrink 2, 4 or 8, a WebP's scale 1 / min(hshrink, vshrink) when above 1);
+// --resize then resizes a still to that fit as sharp's pipeline would, where that is its first step (resized()).
 // Colour, as sharp's pipeline: an 8-bit picture whose profile sharp would convert through is converted to sRGB
 // here, by libvips' own Little CMS (a CMYK one without a profile, through libvips' CMYK profile), so the profile is
 // parsed here, not in the server; --profile keep (the default) hands back an RGB picture's profile that does not
@@ -82,6 +83,7 @@ int vips_image_get_blob (const VipsImage *image, const char *name, const void **
 int vips_image_get_array_int (VipsImage *image, const char *name, int **out, int *n);
 void *vips_image_write_to_memory (VipsImage *in, size_t *size);
 int vips_icc_transform (VipsImage *in, VipsImage **out, const char *output_profile, ...);
+int vips_resize (VipsImage *in, VipsImage **out, double scale, ...);
 void vips_error_clear (void);
 typedef struct _VipsTarget VipsTarget;
 VipsTarget *vips_target_new_to_descriptor (int descriptor);
@@ -268,8 +270,10 @@ static enum fit_mode fit_named (const char *name) {
   return FIT_NONE;
 }
 
-/* sharp's ResolveShrink (src/common.cc) for one side or both, as workers/image/jpeg-scale.ts resolveShrink(). */
-static double sharp_shrink (const struct fit *fit, double width, double height) {
+/* sharp's ResolveShrink (src/common.cc) for one side or both, as workers/image/jpeg-scale.ts resolveShrink(): the
+ * horizontal and vertical shrink of a WIDTH x HEIGHT picture (withoutEnlargement not applied: the callers act only
+ * on shrinks above 1). */
+static void sharp_shrink (const struct fit *fit, double width, double height, double *hshrink, double *vshrink) {
   double h = 1, v = 1;
   if (fit->width > 0 && fit->height > 0) {
     h = width / fit->width, v = height / fit->height;
@@ -282,8 +286,7 @@ static double sharp_shrink (const struct fit *fit, double width, double height) 
     v = height / fit->height;
     if (fit->mode != FIT_FILL) h = v;
   }
-  h = h < width ? h : width, v = v < height ? v : height;
-  return h < v ? h : v;
+  *hshrink = h < width ? h : width, *vshrink = v < height ? v : height;
 }
 
 /* sharp's loader of FORMAT, with sharp's options for a first page (src/common.cc GetOptionsForImageType); `scale`:
@@ -372,10 +375,31 @@ static int primary_page (VipsImage *image) {
   return int_field(image, "n-pages") > 1 ? (int)int_field(image, "heif-primary") : 0;
 }
 
+/*
+ * --resize lanczos3: the resize sharp's pipeline begins with (src/pipeline.cc: image.resize(1 / hshrink, vscale 1 /
+ * vshrink, its default kernel), after the shrink on load and the colour conversion above), done here where nothing
+ * else would come first: a still as stored (no EXIF turn), 8-bit, opaque (no premultiply, no flatten first), with no
+ * profile left for the thread to keep, made smaller on both sides or one. The same libvips call on the same pixels,
+ * so the same pixels: the pool thread's sharp then finds nothing to resize (a shrink of 1), and crops or embeds as
+ * ever. Only thumbnail-sized pixels cross: a 6 MP PNG's 18 MB were most of what the sandbox added to its thumbnail.
+ */
+static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int orientation) {
+  int turned = orientation >= 2 && orientation <= 8;
+  if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR || vips_image_hasalpha(image)) return image;
+  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0) return image;
+  double hshrink, vshrink;
+  sharp_shrink(fit, (double)vips_image_get_width(image), (double)vips_image_get_height(image), &hshrink, &vshrink);
+  if (hshrink < 1 || vshrink < 1 || (hshrink == 1 && vshrink == 1)) return image;
+  VipsImage *out;
+  /* vips_resize's kernel when none is named is lanczos3, sharp's default, which is all the pool thread asks for. */
+  if (vips_resize(image, &out, 1.0 / hshrink, "vscale", 1.0 / vshrink, NULL) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+  return out;
+}
+
 static int still (int argc, char **argv) {
   struct fit fit = { FIT_NONE, 0, 0 };
   long long max_pixels = 0, max_frames = 0, frame_budget = 0;
-  int all_frames = 0, convert_profile = 0, at = 3;
+  int all_frames = 0, convert_profile = 0, resize = 0, at = 3;
   const char *format = argv[2];
   for (; at + 1 < argc - 1; at += 2) {
     if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
@@ -386,6 +410,7 @@ static int still (int argc, char **argv) {
     else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "keep") == 0) convert_profile = 0;
     else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "convert") == 0) convert_profile = 1;
     else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "all") == 0) convert_profile = 2;
+    else if (strcmp(argv[at], "--resize") == 0 && strcmp(argv[at + 1], "lanczos3") == 0) resize = 1;
     else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
       fit = (struct fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
       if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
@@ -427,7 +452,10 @@ static int still (int argc, char **argv) {
     /* sharp's shrink-on-load reads the stored sides (one frame's), its target swapped for a quarter turn (pipeline.cc). */
     struct fit stored = fit;
     if (orientation >= 5 && orientation <= 8) stored.width = fit.height, stored.height = fit.width;
-    double shrink = sharp_shrink(&stored, (double)width, (double)height);
+    double hshrink, vshrink;
+    sharp_shrink(&stored, (double)width, (double)height, &hshrink, &vshrink);
+    /* "The common part of the shrink: the bit by which both axes must be shrunk." */
+    double shrink = hshrink < vshrink ? hshrink : vshrink;
     if (strcmp(format, "jpeg") == 0) {
       int factor = shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
       /* sharp: "lower shrink-on-load for known libjpeg rounding errors". */
@@ -439,6 +467,7 @@ static int still (int argc, char **argv) {
   if ((scale != 1 || animation) && load(format, bytes, size, scale, 0, animation, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   /* An animation's profile is converted here whatever --profile says: its frames come back as raw pixels, which carry none. */
   image = to_srgb(image, animation && convert_profile == 0 ? 1 : convert_profile);
+  if (resize) image = resized(image, &fit, animation, orientation);
   uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;

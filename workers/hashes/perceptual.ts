@@ -59,6 +59,7 @@ async function pictureInput (source: JobSource, ctx: JobContext): Promise<ImageI
   }
   // Every profile converted, as open() reads it here; an animation's first frame whatever its frame count, as sharp
   // decodes it here (one page).
-  const decoded = await decodeStill(source.ref, format, ctx, { resize: working, profile: 'all', formats: HASHED, countFrames: false })
-  return decoded ?? await imageInput(source, ctx, working, false)
+  // The working size's resize is the first step of perceptual()'s pipeline: the decoder may do it.
+  const decoded = await decodeStill(source.ref, format, ctx, { resize: working, profile: 'all', formats: HASHED, countFrames: false, resizes: true })
+  return decoded ?? await imageInput(source, ctx, working, 'fingerprints')
 }

@@ -45,15 +45,18 @@ const decodeOptions = (ctx: JobContext, animated = false) => ({
  * for the full photo when it is large enough (workers/image/heif.ts); without it, the full photo.
  * IMAGE_DECODER=sandbox: a still PNG, WebP, GIF or AVIF is decoded in the decoder sandbox by sharp's own libvips
  * (workers/image/still-sandboxed.ts), and so is the PNG heif-decode makes of a HEIC (a confined decoder's output,
- * which a compromised decoder could shape); sharp then reads trusted pixels. `countFrames`: still-sandboxed.ts StillDecode.
+ * which a compromised decoder could shape); sharp then reads trusted pixels. `use`: 'render', the job's own resize
+ * (render() begins with it: the decoder may do it, still-sandboxed.ts StillDecode resizes), or 'fingerprints'
+ * (perceptual.ts: its working size, begun with too; any animation's first frame: StillDecode countFrames false).
  */
-export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize, countFrames = true): Promise<ImageInput> {
+export async function imageInput (source: JobSource, ctx: JobContext, resize?: HeifResize & StillResize, use: 'render' | 'fingerprints' = 'render'): Promise<ImageInput> {
+  const countFrames = use === 'render'
   const { ref, media } = source
   if (media.format === 'heic') {
     const png = await decodeHeif(source, ctx, resize)
     return await decodeStill({ location: 'memory', bytes: png }, 'png', ctx, { countFrames }) ?? { bytes: png }
   }
-  const still = await decodeStill(ref, media.format, ctx, { resize, countFrames })
+  const still = await decodeStill(ref, media.format, ctx, { resize, countFrames, resizes: true })
   if (still !== undefined) return still
   const stored = storedImage(ref)
   return typeof stored === 'string' ? { path: stored } : { bytes: stored }
@@ -135,7 +138,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (turbo === undefined && facts?.format === 'jpeg' && !('raw' in input)) {
       const ref = 'bytes' in input ? { location: 'memory' as const, bytes: input.bytes } : { location: 'file' as const, path: input.path }
       const convert = colour === 'convert' || (colour === 'keep' && before)
-      const decoded = await decodeStill(ref, 'jpeg', ctx, { resize: before ? undefined : resizeOf(sizingOf(source)), profile: convert ? 'convert' : 'keep', formats: SANDBOXED_JPEG })
+      const decoded = await decodeStill(ref, 'jpeg', ctx, { resize: before ? undefined : { ...resizeOf(sizingOf(source)), url: options.url }, profile: convert ? 'convert' : 'keep', formats: SANDBOXED_JPEG, resizes: true })
       if (decoded !== undefined) return await render(decoded, options, ctx)
     }
     // A header read from its segments (jpeg-header.ts) serves libturbojpeg's path only, which checks it against

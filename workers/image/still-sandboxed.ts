@@ -39,15 +39,21 @@ export interface RawPixels {
   paletteBits?: number
 }
 
-/** The resize the pixels are for (a WebP is decoded at sharp's shrink-on-load for it), and whether an animation is kept whole. */
-export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'format' | 'animated'>>
+/**
+ * The resize the pixels are for (a JPEG or WebP is decoded at sharp's shrink-on-load for it), whether an animation is
+ * kept whole, and a GET URL's geometry (its sizes come from imgproxy's rules later: not resized in the decoder).
+ */
+export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'format' | 'animated' | 'url'>>
 
 /**
  * How a still is decoded: `resize` the resize its pixels are for; `profile` (ProfileHandling); `formats` those this
  * caller hands the sandbox; `countFrames` false: an animation over MAX_ANIMATION_FRAMES or its pixel budget is not
- * refused (the fingerprints read the first frame of any, as sharp does there, workers/hashes/perceptual.ts).
+ * refused (the fingerprints read the first frame of any, as sharp does there, workers/hashes/perceptual.ts);
+ * `resizes`: the caller's sharp pipeline begins with `resize` (sharp's resize() of its width, height and fit, the
+ * default kernel, nothing before it): the decoder does that resize itself where the picture allows it
+ * (native/image-decode.c resized()), the same pixels, and hands back only those. A GET URL's never is.
  */
-export interface StillDecode { resize?: StillResize, profile?: ProfileHandling, formats?: ReadonlySet<string>, countFrames?: boolean }
+export interface StillDecode { resize?: StillResize, profile?: ProfileHandling, formats?: ReadonlySet<string>, countFrames?: boolean, resizes?: boolean }
 
 /** What imageInput() hands the sandbox before render(); a JPEG goes there from render() (SANDBOXED_JPEG), after libturbojpeg's path. */
 export const SANDBOXED_STILLS: ReadonlySet<string> = new Set(['png', 'webp', 'gif', 'avif'])
@@ -63,7 +69,7 @@ export const SANDBOXED_JPEG: ReadonlySet<string> = new Set(['jpeg'])
 export type ProfileHandling = 'keep' | 'convert' | 'all'
 
 /** The image render() reads in place of the upload: raw pixels, or a PNG of this thread's making; undefined: sharp decodes the upload. */
-export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, { resize, profile = 'keep', formats = SANDBOXED_STILLS, countFrames = true }: StillDecode = {}): Promise<{ raw: RawPixels } | { bytes: Uint8Array, made: true, paletteBits?: number } | undefined> {
+export async function decodeStill (ref: JobSource['ref'], format: string, ctx: JobContext, { resize, profile = 'keep', formats = SANDBOXED_STILLS, countFrames = true, resizes = false }: StillDecode = {}): Promise<{ raw: RawPixels } | { bytes: Uint8Array, made: true, paletteBits?: number } | undefined> {
   const tool = ctx.settings.stills?.imageDecode
   if (tool === undefined || !formats.has(format)) return undefined
   return await withInputFile(ref, ctx.settings.stills!.tempDir, async path => {
@@ -78,7 +84,7 @@ export async function decodeStill (ref: JobSource['ref'], format: string, ctx: J
     const kept = ['--frames', keepsAnimation(resize) ? 'all' : 'first']
     // 16-bit RGBA at the pixel limit, a profile (stored compressed: it may be larger than the file), and a delay per
     // frame (each at least a pixel).
-    const out = await runImageDecode(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize), '--profile', profile], path, HEADER_BYTES + maxPixels * 8 + MAX_PROFILE_BYTES + 4 * Math.min(maxFrames, maxPixels), ctx)
+    const out = await runImageDecode(tool, ['--still', format, ...limits, ...kept, ...fitArgs(format, resize, resizes), '--profile', profile], path, HEADER_BYTES + maxPixels * 8 + MAX_PROFILE_BYTES + 4 * Math.min(maxFrames, maxPixels), ctx)
     const { pixels, frames, icc } = parse(out, maxPixels)
     // An absurd animation is refused as sharp's header pass refuses it (workers/image/image.ts inspect), first frame or not.
     if (countFrames) checkAnimationInput({ frames, width: pixels.width, height: pixels.animation?.pageHeight ?? pixels.height, orientation: 1 }, ctx.settings)
@@ -114,12 +120,17 @@ function parse (out: Buffer, maxPixels: number): { pixels: RawPixels, frames: nu
 /** Every frame goes to the output: an animated format asked for, and not the first frame only. */
 const keepsAnimation = (resize: StillResize | undefined) => resize?.format !== undefined && ANIMATED_FORMATS.has(resize.format) && resize.animated !== false
 
-/** --fit MODE WIDTH HEIGHT for a JPEG or WebP (reduced on load for it, as sharp does); none for the rest. */
-function fitArgs (format: string, resize: StillResize | undefined): string[] {
+/**
+ * --fit MODE WIDTH HEIGHT for a JPEG or WebP (reduced on load for it, as sharp does), and with --resize for any
+ * format the decoder resizes (StillDecode resizes); none for the rest.
+ */
+function fitArgs (format: string, resize: StillResize | undefined, resizes: boolean): string[] {
   const { width = 0, height = 0, fit = 'cover' } = resize ?? {}
   const side = (n: number) => Number.isInteger(n) && n >= 0 && n <= MAX_FIT_SIDE
-  if ((format !== 'webp' && format !== 'jpeg') || (width === 0 && height === 0) || !side(width) || !side(height)) return []
-  return ['--fit', fit, String(width), String(height)]
+  if ((width === 0 && height === 0) || !side(width) || !side(height)) return []
+  // sharp's default kernel, the one its resize() uses when none is named (every caller here).
+  if (resizes && resize?.url === undefined) return ['--fit', fit, String(width), String(height), '--resize', 'lanczos3']
+  return format === 'webp' || format === 'jpeg' ? ['--fit', fit, String(width), String(height)] : []
 }
 
 /** A PNG of the pixels with the profile as iCCP: stored deflate, filter 0 on every row (16-bit samples big-endian). */
