@@ -186,6 +186,14 @@ static void *allocate (size_t bytes) {
   return at;
 }
 
+/* Every mode's arguments: what a run without them answers (exit 64), and what the server's start-up reads to tell a
+ * build older than its own reader of it (workers/tools/detect.ts). */
+static const char USAGE[] =
+  "usage: image-decode --scale N --size W H --channels 1|3 FILE\n"
+  "       image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]\n"
+  "                    [--fit MODE W H [--resize lanczos3]] [--profile keep|convert|all] FILE\n"
+  "       image-decode --info --max-pixels N FILE\n";
+
 /* ---- JPEG at a scale (--scale) ---- */
 
 /* Debian's libturbojpeg (the TurboJPEG 2 API), the very decoder the pool thread runs on this path in-process
@@ -234,7 +242,7 @@ static int jpeg_turbo (unsigned char *bytes, size_t size, int scale, int expect_
 
 static int jpeg (int argc, char **argv) {
   if (argc != 9 || strcmp(argv[1], "--scale") != 0 || strcmp(argv[3], "--size") != 0 || strcmp(argv[6], "--channels") != 0) {
-    fprintf(stderr, "usage: image-decode --scale N --size W H --channels 1|3 FILE\n");
+    fputs(USAGE, stderr);
     return EXIT_USAGE;
   }
   int scale = atoi(argv[2]), expect_w = atoi(argv[4]), expect_h = atoi(argv[5]), channels = atoi(argv[7]);
@@ -517,7 +525,7 @@ static int info (int argc, char **argv) {
   static const char *const loaders[] = { "VipsForeignLoadJpegBuffer", "VipsForeignLoadPngBuffer", "VipsForeignLoadWebpBuffer", "VipsForeignLoadNsgifBuffer", "VipsForeignLoadHeifBuffer" };
   static const char *const formats[] = { "jpeg", "png", "webp", "gif", "avif" };
   if (argc != 5 || strcmp(argv[2], "--max-pixels") != 0 || atoll(argv[3]) <= 0) {
-    fprintf(stderr, "usage: image-decode --info --max-pixels N FILE\n");
+    fputs(USAGE, stderr);
     return EXIT_USAGE;
   }
   size_t size;

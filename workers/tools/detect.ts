@@ -98,8 +98,9 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     // It answers its usage line with 64 when it runs at all (its libraries present).
     run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined),
     run(IMAGE_DECODE_FILE, []).then(() => IMAGE_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? IMAGE_DECODE_FILE : undefined),
-    // Its --still and --info decoders (a build older than the pool thread's reader of them answers another usage line).
-    run(IMAGE_DECODE_FILE, ['--info']).then(() => false, (err: { code?: unknown, stderr?: unknown }) => err.code === 64 && String(err.stderr).includes('--info'))
+    // Its --still and --info decoders as this thread asks for them: a build older than its reader (no --info, no
+    // --resize) answers another usage line, and would refuse every still asked of it.
+    run(IMAGE_DECODE_FILE, ['--info']).then(() => false, (err: { code?: unknown, stderr?: unknown }) => err.code === 64 && String(err.stderr).includes('--info') && String(err.stderr).includes('[--resize lanczos3]'))
   ])
   // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.
   const confinement = exec === undefined ? `limits only (${prlimit === undefined ? 'no prlimit' : 'prlimit'}, ${setpriv === undefined ? 'no setpriv' : 'setpriv'}): ${report}` : report
