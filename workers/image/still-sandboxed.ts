@@ -41,9 +41,10 @@ export interface RawPixels {
 
 /**
  * The resize the pixels are for (a JPEG or WebP is decoded at sharp's shrink-on-load for it), whether an animation is
- * kept whole, and a GET URL's geometry (its sizes come from imgproxy's rules later: not resized in the decoder).
+ * kept whole, and a GET URL's geometry (its sizes come from imgproxy's rules later: not resized in the decoder); the
+ * output format and position say whether an alpha channel stays through the resize (fitArgs).
  */
-export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'format' | 'animated' | 'url'>>
+export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'position' | 'format' | 'animated' | 'url'>>
 
 /**
  * How a still is decoded: `resize` the resize its pixels are for; `profile` (ProfileHandling); `formats` those this
@@ -129,8 +130,18 @@ function fitArgs (format: string, resize: StillResize | undefined, resizes: bool
   const side = (n: number) => Number.isInteger(n) && n >= 0 && n <= MAX_FIT_SIDE
   if ((width === 0 && height === 0) || !side(width) || !side(height)) return []
   // sharp's default kernel, the one its resize() uses when none is named (every caller here).
-  if (resizes && resize?.url === undefined) return ['--fit', fit, String(width), String(height), '--resize', 'lanczos3']
+  if (resizes && resize !== undefined && resize.url === undefined) return ['--fit', fit, String(width), String(height), '--resize', 'lanczos3', ...(keepsAlpha(resize) ? ['--alpha', 'premultiplied'] : [])]
   return format === 'webp' || format === 'jpeg' ? ['--fit', fit, String(width), String(height)] : []
+}
+
+/**
+ * Whether sharp's pipeline keeps a picture's alpha through its resize, premultiplied, with nothing done to it before
+ * (a JPEG's flatten comes first: image.ts render) or to the premultiplied pixels after but a crop at a gravity (not
+ * the padding of contain, whose background is premultiplied too, nor a smart crop, which weighs them premultiplied):
+ * then the decoder may resize a picture with alpha as well (native/image-decode.c resized()).
+ */
+function keepsAlpha ({ format, fit = 'cover', position }: StillResize): boolean {
+  return format !== 'jpeg' && fit !== 'contain' && position !== 'attention' && position !== 'entropy'
 }
 
 /** A PNG of the pixels with the profile as iCCP: stored deflate, filter 0 on every row (16-bit samples big-endian). */

@@ -1,9 +1,10 @@
 // IMAGE_DECODER=sandbox: where a job's sharp pipeline begins with its resize (an API thumbnail or resize, the
 // fingerprints' working size), image-decode does that resize itself (--resize, native/image-decode.c resized()), so
-// only thumbnail-sized pixels leave the sandbox: the same libvips call on the same pixels, so the very same bytes as
-// in-process, for every fit, odd sizes and grey or palette pictures; and what it must leave to the pool thread
-// (alpha, 16 bits, a kept profile, an EXIF turn, a GET URL's imgproxy sizing, an enlargement) is left to it, with
-// the same bytes too.
+// only thumbnail-sized pixels leave the sandbox: the same libvips calls on the same pixels, so the very same bytes as
+// in-process, for every fit, odd sizes, grey, palette and alpha pictures (premultiplied around the resize, where the
+// pipeline keeps the alpha through it); and what it must leave to the pool thread (alpha flattened into a JPEG first,
+// padded or smart-cropped after, 16 bits, a kept profile, an EXIF turn, a GET URL's imgproxy sizing, an enlargement)
+// is left to it, with the same bytes too.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { test } from 'node:test'
@@ -35,8 +36,14 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
     'webp lossy 1999x1333 (reduced on load first)': await sharp(photo).webp({ quality: 80 }).toBuffer(),
     'avif 8-bit': await sharp(photo).resize(800).avif({ quality: 60, effort: 0 }).toBuffer(),
     'jpeg cmyk (converted in the decoder first)': await sharp(photo).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer(),
-    // Left to the pool thread's resize:
+    // With alpha: resized in the decoder for a PNG, WebP or fingerprints, by the thread for a JPEG (flattened first),
+    // contain (padded) or a smart crop.
     'png with alpha': await noisy(999, 666, 4).png().toBuffer(),
+    'png grey+alpha': await noisy(999, 666, 4).toColourspace('b-w').png().toBuffer(),
+    'png palette with tRNS': await noisy(777, 555, 4).png({ palette: true }).toBuffer(),
+    'gif with transparency': await noisy(801, 601, 4).gif().toBuffer(),
+    'webp lossless with alpha': await noisy(999, 666, 4).webp({ lossless: true }).toBuffer(),
+    // Left to the pool thread's resize:
     'png 16-bit': await sharp(photo).resize(999).toColourspace('rgb16').png().toBuffer(),
     'png display p3 (kept)': await sharp(photo).resize(999).withIccProfile('p3').png().toBuffer(),
     'png EXIF orientation 6': await sharp(photo).resize(999).withExif({ IFD0: { Orientation: '6' } }).png().toBuffer()
@@ -45,6 +52,7 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
     'thumbnail?width=320&format=png',
     'thumbnail?width=200&height=200&fit=cover&format=jpeg',
     'thumbnail?width=100&height=300&fit=fill&format=webp',
+    'thumbnail?width=150&height=150&fit=cover&format=webp',
     'thumbnail?width=301&height=97&fit=inside&format=png',
     'thumbnail?width=300&height=300&fit=contain&format=png',
     'thumbnail?width=64&height=300&fit=outside&format=png',
@@ -55,6 +63,8 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
   ]
   const inProcess = await build(t, { POOL_THREADS: '1' })
   const sandboxed = await build(t, { POOL_THREADS: '1', IMAGE_DECODER: 'sandbox' })
+  // Else both would be sharp's own decode in the thread, and the same bytes would prove nothing.
+  assert.ok(sandboxed.mediaTools.imageDecodeStills, 'image-decode takes stills, as this thread asks for them')
   for (const [name, body] of Object.entries(inputs)) {
     for (const query of queries) {
       const post = (app: typeof inProcess) => app.inject({ method: 'POST', url: `/api/${query}`, headers: { ...AUTH, 'content-type': 'application/octet-stream' }, payload: body })
@@ -76,7 +86,7 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
   }
 })
 
-test('IMAGE_DECODER=sandbox: only thumbnail-sized pixels leave image-decode where it resizes; all of them where the thread must (alpha, a GET URL)', { skip: !built && 'native/image-decode not built' }, async (t) => {
+test('IMAGE_DECODER=sandbox: only thumbnail-sized pixels leave image-decode where it resizes; all of them where the thread must (alpha flattened or padded, a GET URL)', { skip: !built && 'native/image-decode not built' }, async (t) => {
   // 36 MP, flat (a small file, a long decode): its full pixels take the decoder a while to write, so that a decoder
   // writing them is seen at it (/proc every millisecond).
   const side = 6000
@@ -89,8 +99,11 @@ test('IMAGE_DECODER=sandbox: only thumbnail-sized pixels leave image-decode wher
   type App = typeof inProcess
   const cases: Array<[string, (app: App) => ReturnType<typeof postMedia>, 'thumbnail-sized' | 'whole']> = [
     ['opaque, its resize first', app => postMedia(app, 'thumbnail', opaque, 'image/png', '?width=320&format=png'), 'thumbnail-sized'],
-    // Premultiplied by the thread's sharp before its resize: the decoder cannot resize for it.
-    ['with alpha', app => postMedia(app, 'thumbnail', alpha, 'image/png', '?width=320&format=png'), 'whole'],
+    ['with alpha, to a PNG', app => postMedia(app, 'thumbnail', alpha, 'image/png', '?width=320&format=png'), 'thumbnail-sized'],
+    // Flattened onto the background before sharp's resize.
+    ['with alpha, to a JPEG', app => postMedia(app, 'thumbnail', alpha, 'image/png', '?width=320&format=jpeg'), 'whole'],
+    // Padded after the resize while premultiplied, with a premultiplied background.
+    ['with alpha, contained', app => postMedia(app, 'resize', alpha, 'image/png', '?width=320&height=200&fit=contain&format=png'), 'whole'],
     // Sized by imgproxy's rules in the thread (image-geometry.ts), after the decode.
     ['GET URL', app => app.inject({ url: signedUrlPath(`/rs:fit:320:320/plain/${base}/a.png@png`, KEY, SALT) }), 'whole']
   ]
