@@ -9,7 +9,8 @@
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
 //   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
-//                [--fit MODE W H [--resize lanczos3 [--alpha premultiplied]]] [--profile keep|convert|all] FILE
+//                [--fit MODE W H [--resize lanczos3 [--flatten R G B | --alpha premultiplied]]] [--profile keep|convert|all]
+//                FILE
 //   image-decode --info --max-pixels N FILE
 //
 // --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose), by Debian's
@@ -87,6 +88,9 @@ int vips_resize (VipsImage *in, VipsImage **out, double scale, ...);
 int vips_premultiply (VipsImage *in, VipsImage **out, ...);
 int vips_unpremultiply (VipsImage *in, VipsImage **out, ...);
 int vips_cast (VipsImage *in, VipsImage **out, int format, ...);
+int vips_flatten (VipsImage *in, VipsImage **out, ...);
+typedef struct _VipsArrayDouble VipsArrayDouble;
+VipsArrayDouble *vips_array_double_newv (int n, ...);
 void vips_error_clear (void);
 typedef struct _VipsTarget VipsTarget;
 VipsTarget *vips_target_new_to_descriptor (int descriptor);
@@ -194,7 +198,7 @@ static void *allocate (size_t bytes) {
 static const char USAGE[] =
   "usage: image-decode --scale N --size W H --channels 1|3 FILE\n"
   "       image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]\n"
-  "                    [--fit MODE W H [--resize lanczos3 [--alpha premultiplied]]] [--profile keep|convert|all] FILE\n"
+  "                    [--fit MODE W H [--resize lanczos3 [--flatten R G B | --alpha premultiplied]]] [--profile keep|convert|all] FILE\n"
   "       image-decode --info --max-pixels N FILE\n";
 
 /* ---- JPEG at a scale (--scale) ---- */
@@ -390,20 +394,27 @@ static int primary_page (VipsImage *image) {
  * --resize lanczos3: the resize sharp's pipeline begins with (src/pipeline.cc: image.resize(1 / hshrink, vscale 1 /
  * vshrink, its default kernel), after the shrink on load and the colour conversion above), done here where nothing
  * else would come first: a still as stored (no EXIF turn), 8-bit, with no profile left for the thread to keep, made
- * smaller on both sides or one; with an alpha channel only where the caller says its pipeline keeps it through
- * (--alpha premultiplied: no flatten before the resize, no padding or smart crop after it), and then premultiplied
- * around the resize as sharp's pipeline does. The same libvips calls on the same pixels, so the same pixels: the pool
+ * smaller on both sides or one; with an alpha channel only where the caller's pipeline flattens it first (--flatten R G
+ * B: a JPEG's background, sharp's Flatten before its resize, so done here first too) or keeps it through the resize
+ * (--alpha premultiplied: no padding or smart crop after it), and then premultiplied around it as sharp's pipeline does. The same libvips calls on the same pixels, so the same pixels: the pool
  * thread's sharp then finds nothing to resize (a shrink of 1, so nothing to premultiply either), and crops or embeds
  * as ever. Only thumbnail-sized pixels cross: a 6 MP PNG's 18 MB were most of what the sandbox added to its thumbnail.
  */
-static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int orientation, int premultiplied) {
+static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int orientation, const double *flatten, int premultiplied) {
   int turned = orientation >= 2 && orientation <= 8, alpha = vips_image_hasalpha(image);
-  if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR || (alpha && !premultiplied)) return image;
+  if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR || (alpha && flatten == NULL && !premultiplied)) return image;
   if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0) return image;
   double hshrink, vshrink;
   sharp_shrink(fit, (double)vips_image_get_width(image), (double)vips_image_get_height(image), &hshrink, &vshrink);
   if (hshrink < 1 || vshrink < 1 || (hshrink == 1 && vshrink == 1)) return image;
   VipsImage *t[5];
+  /* sharp's Flatten (src/operations.cc): image.flatten(background [r, g, b]); the thread's flatten then finds no alpha. */
+  if (alpha && flatten != NULL) {
+    VipsImage *flat;
+    if (vips_flatten(image, &flat, "background", vips_array_double_newv(3, flatten[0], flatten[1], flatten[2]), NULL) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
+    image = flat;
+    alpha = 0;
+  }
   /* sharp: image.premultiply().cast(format), the resize, and after the steps it takes on premultiplied pixels (none
    * here) image.unpremultiply().cast(format). */
   if (alpha && (vips_premultiply(image, &t[0], NULL) != 0 || vips_cast(t[0], &t[1], VIPS_FORMAT_UCHAR, NULL) != 0)) refuse(EXIT_REFUSED, "%s", vips_why());
@@ -416,7 +427,8 @@ static VipsImage *resized (VipsImage *image, const struct fit *fit, int animatio
 static int still (int argc, char **argv) {
   struct fit fit = { FIT_NONE, 0, 0 };
   long long max_pixels = 0, max_frames = 0, frame_budget = 0;
-  int all_frames = 0, convert_profile = 0, resize = 0, premultiplied = 0, at = 3;
+  int all_frames = 0, convert_profile = 0, resize = 0, premultiplied = 0, flattens = 0, at = 3;
+  double background[3] = { 0, 0, 0 };
   const char *format = argv[2];
   for (; at + 1 < argc - 1; at += 2) {
     if (strcmp(argv[at], "--max-pixels") == 0) max_pixels = atoll(argv[at + 1]);
@@ -429,7 +441,12 @@ static int still (int argc, char **argv) {
     else if (strcmp(argv[at], "--profile") == 0 && strcmp(argv[at + 1], "all") == 0) convert_profile = 2;
     else if (strcmp(argv[at], "--resize") == 0 && strcmp(argv[at + 1], "lanczos3") == 0) resize = 1;
     else if (strcmp(argv[at], "--alpha") == 0 && strcmp(argv[at + 1], "premultiplied") == 0) premultiplied = 1;
-    else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
+    else if (strcmp(argv[at], "--flatten") == 0 && at + 3 < argc - 1) {
+      for (int i = 0; i < 3; i++) background[i] = atoi(argv[at + 1 + i]);
+      for (int i = 0; i < 3; i++) if (background[i] < 0 || background[i] > 255) return EXIT_USAGE;
+      flattens = 1;
+      at += 2;
+    } else if (strcmp(argv[at], "--fit") == 0 && at + 3 < argc - 1) {
       fit = (struct fit){ fit_named(argv[at + 1]), atol(argv[at + 2]), atol(argv[at + 3]) };
       if (fit.mode == FIT_NONE || fit.width < 0 || fit.height < 0) return EXIT_USAGE;
       at += 2;
@@ -485,7 +502,7 @@ static int still (int argc, char **argv) {
   if ((scale != 1 || animation) && load(format, bytes, size, scale, 0, animation, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   /* An animation's profile is converted here whatever --profile says: its frames come back as raw pixels, which carry none. */
   image = to_srgb(image, animation && convert_profile == 0 ? 1 : convert_profile);
-  if (resize) image = resized(image, &fit, animation, orientation, premultiplied);
+  if (resize) image = resized(image, &fit, animation, orientation, flattens ? background : NULL, premultiplied);
   uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;

@@ -138,7 +138,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     if (turbo === undefined && facts?.format === 'jpeg' && !('raw' in input)) {
       const ref = 'bytes' in input ? { location: 'memory' as const, bytes: input.bytes } : { location: 'file' as const, path: input.path }
       const convert = colour === 'convert' || (colour === 'keep' && before)
-      const decoded = await decodeStill(ref, 'jpeg', ctx, { resize: before ? undefined : { ...resizeOf(sizingOf(source)), url: options.url }, profile: convert ? 'convert' : 'keep', formats: SANDBOXED_JPEG, resizes: true })
+      const decoded = await decodeStill(ref, 'jpeg', ctx, { resize: before ? undefined : { ...resizeOf(sizingOf(source)), url: options.url, format: options.format, background: options.background }, profile: convert ? 'convert' : 'keep', formats: SANDBOXED_JPEG, resizes: true })
       if (decoded !== undefined) return await render(decoded, options, ctx)
     }
     // A header read from its segments (jpeg-header.ts) serves libturbojpeg's path only, which checks it against

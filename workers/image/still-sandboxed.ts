@@ -42,9 +42,9 @@ export interface RawPixels {
 /**
  * The resize the pixels are for (a JPEG or WebP is decoded at sharp's shrink-on-load for it), whether an animation is
  * kept whole, and a GET URL's geometry (its sizes come from imgproxy's rules later: not resized in the decoder); the
- * output format and position say whether an alpha channel stays through the resize (fitArgs).
+ * output format, background and position say what becomes of an alpha channel around the resize (alphaArgs).
  */
-export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'position' | 'format' | 'animated' | 'url'>>
+export type StillResize = Partial<Pick<ImageOptions, 'width' | 'height' | 'fit' | 'position' | 'background' | 'format' | 'animated' | 'url'>>
 
 /**
  * How a still is decoded: `resize` the resize its pixels are for; `profile` (ProfileHandling); `formats` those this
@@ -130,18 +130,22 @@ function fitArgs (format: string, resize: StillResize | undefined, resizes: bool
   const side = (n: number) => Number.isInteger(n) && n >= 0 && n <= MAX_FIT_SIDE
   if ((width === 0 && height === 0) || !side(width) || !side(height)) return []
   // sharp's default kernel, the one its resize() uses when none is named (every caller here).
-  if (resizes && resize !== undefined && resize.url === undefined) return ['--fit', fit, String(width), String(height), '--resize', 'lanczos3', ...(keepsAlpha(resize) ? ['--alpha', 'premultiplied'] : [])]
+  if (resizes && resize !== undefined && resize.url === undefined) return ['--fit', fit, String(width), String(height), '--resize', 'lanczos3', ...alphaArgs(resize)]
   return format === 'webp' || format === 'jpeg' ? ['--fit', fit, String(width), String(height)] : []
 }
 
 /**
- * Whether sharp's pipeline keeps a picture's alpha through its resize, premultiplied, with nothing done to it before
- * (a JPEG's flatten comes first: image.ts render) or to the premultiplied pixels after but a crop at a gravity (not
- * the padding of contain, whose background is premultiplied too, nor a smart crop, which weighs them premultiplied):
- * then the decoder may resize a picture with alpha as well (native/image-decode.c resized()).
+ * What sharp's pipeline does with a picture's alpha around its resize, where the decoder can do the same (native/
+ * image-decode.c resized()): a JPEG's is flattened onto its background first (image.ts render: the API's #RRGGBB, or
+ * white); another format's is kept through the resize, premultiplied, unless it is padded after (contain, whose
+ * background is premultiplied too) or smart-cropped (which weighs premultiplied pixels): then the thread resizes.
  */
-function keepsAlpha ({ format, fit = 'cover', position }: StillResize): boolean {
-  return format !== 'jpeg' && fit !== 'contain' && position !== 'attention' && position !== 'entropy'
+function alphaArgs ({ format, fit = 'cover', position, background }: StillResize): string[] {
+  if (format === 'jpeg') {
+    const hex = (background ?? '#ffffff').slice(1, 7)
+    return ['--flatten', ...[0, 2, 4].map(at => String(parseInt(hex.slice(at, at + 2), 16)))]
+  }
+  return fit !== 'contain' && position !== 'attention' && position !== 'entropy' ? ['--alpha', 'premultiplied'] : []
 }
 
 /** A PNG of the pixels with the profile as iCCP: stored deflate, filter 0 on every row (16-bit samples big-endian). */

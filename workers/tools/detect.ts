@@ -88,7 +88,7 @@ async function zygote (settings: ToolSettings): Promise<Sandbox['zygote']> {
 }
 
 /** What image-decode's usage must name for the still decoders this thread asks for (still-sandboxed.ts, header-sandboxed.ts). */
-const STILL_OPTIONS = ['--info', '--resize lanczos3', '--alpha premultiplied']
+const STILL_OPTIONS = ['--info', '--resize lanczos3', '--flatten R G B', '--alpha premultiplied']
 
 export async function detectTools (settings: ToolSettings): Promise<DetectedTools> {
   const [ffmpeg, ffprobe, prlimit, setpriv, forkedFrom, { exec, report }, heifDecode, imageDecode, imageDecodeStills] = await Promise.all([
@@ -102,7 +102,7 @@ export async function detectTools (settings: ToolSettings): Promise<DetectedTool
     run(HEIF_DECODE_FILE, []).then(() => HEIF_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? HEIF_DECODE_FILE : undefined),
     run(IMAGE_DECODE_FILE, []).then(() => IMAGE_DECODE_FILE, (err: { code?: unknown }) => err.code === 64 ? IMAGE_DECODE_FILE : undefined),
     // Its --still and --info decoders as this thread asks for them: a build older than its reader (no --info, no
-    // --resize, no --alpha) answers another usage line, and would refuse every still asked of it.
+    // --resize, --flatten or --alpha) answers another usage line, and would refuse every still asked of it.
     run(IMAGE_DECODE_FILE, ['--info']).then(() => false, (err: { code?: unknown, stderr?: unknown }) => err.code === 64 && STILL_OPTIONS.every(option => String(err.stderr).includes(option)))
   ])
   // The zygote and the wrapper carry the same native/sandbox.c; without the wrapper only limits remain.

@@ -36,8 +36,8 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
     'webp lossy 1999x1333 (reduced on load first)': await sharp(photo).webp({ quality: 80 }).toBuffer(),
     'avif 8-bit': await sharp(photo).resize(800).avif({ quality: 60, effort: 0 }).toBuffer(),
     'jpeg cmyk (converted in the decoder first)': await sharp(photo).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer(),
-    // With alpha: resized in the decoder for a PNG, WebP or fingerprints, by the thread for a JPEG (flattened first),
-    // contain (padded) or a smart crop.
+    // With alpha: resized in the decoder, flattened onto a JPEG's background first or premultiplied around it for a
+    // PNG, WebP or the fingerprints; by the thread where it is padded (contain) or smart-cropped after.
     'png with alpha': await noisy(999, 666, 4).png().toBuffer(),
     'png grey+alpha': await noisy(999, 666, 4).toColourspace('b-w').png().toBuffer(),
     'png palette with tRNS': await noisy(777, 555, 4).png({ palette: true }).toBuffer(),
@@ -53,6 +53,8 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
     'thumbnail?width=200&height=200&fit=cover&format=jpeg',
     'thumbnail?width=100&height=300&fit=fill&format=webp',
     'thumbnail?width=150&height=150&fit=cover&format=webp',
+    'resize?width=180&height=120&fit=contain&background=ff000080&format=jpeg',
+    'resize?width=240&format=jpeg&background=3366cc',
     'thumbnail?width=301&height=97&fit=inside&format=png',
     'thumbnail?width=300&height=300&fit=contain&format=png',
     'thumbnail?width=64&height=300&fit=outside&format=png',
@@ -86,7 +88,7 @@ test('IMAGE_DECODER=sandbox: stills resized in image-decode give the very bytes 
   }
 })
 
-test('IMAGE_DECODER=sandbox: only thumbnail-sized pixels leave image-decode where it resizes; all of them where the thread must (alpha flattened or padded, a GET URL)', { skip: !built && 'native/image-decode not built' }, async (t) => {
+test('IMAGE_DECODER=sandbox: only thumbnail-sized pixels leave image-decode where it resizes; all of them where the thread must (alpha padded, a GET URL)', { skip: !built && 'native/image-decode not built' }, async (t) => {
   // 36 MP, flat (a small file, a long decode): its full pixels take the decoder a while to write, so that a decoder
   // writing them is seen at it (/proc every millisecond).
   const side = 6000
@@ -100,8 +102,8 @@ test('IMAGE_DECODER=sandbox: only thumbnail-sized pixels leave image-decode wher
   const cases: Array<[string, (app: App) => ReturnType<typeof postMedia>, 'thumbnail-sized' | 'whole']> = [
     ['opaque, its resize first', app => postMedia(app, 'thumbnail', opaque, 'image/png', '?width=320&format=png'), 'thumbnail-sized'],
     ['with alpha, to a PNG', app => postMedia(app, 'thumbnail', alpha, 'image/png', '?width=320&format=png'), 'thumbnail-sized'],
-    // Flattened onto the background before sharp's resize.
-    ['with alpha, to a JPEG', app => postMedia(app, 'thumbnail', alpha, 'image/png', '?width=320&format=jpeg'), 'whole'],
+    // Flattened onto the background before sharp's resize, so there too.
+    ['with alpha, to a JPEG', app => postMedia(app, 'resize', alpha, 'image/png', '?width=320&format=jpeg&background=3366cc'), 'thumbnail-sized'],
     // Padded after the resize while premultiplied, with a premultiplied background.
     ['with alpha, contained', app => postMedia(app, 'resize', alpha, 'image/png', '?width=320&height=200&fit=contain&format=png'), 'whole'],
     // Sized by imgproxy's rules in the thread (image-geometry.ts), after the decode.
