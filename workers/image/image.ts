@@ -54,7 +54,7 @@ export async function imageInput (source: JobSource, ctx: JobContext, resize?: H
   const { ref, media } = source
   if (media.format === 'heic') {
     const png = await decodeHeif(source, ctx, resize)
-    return await decodeStill({ location: 'memory', bytes: png }, 'png', ctx, { countFrames }) ?? { bytes: png }
+    return await decodeStill({ location: 'memory', bytes: png }, 'png', ctx, { resize, countFrames, resizes: true }) ?? { bytes: png }
   }
   const still = await decodeStill(ref, media.format, ctx, { resize, countFrames, resizes: true })
   if (still !== undefined) return still
