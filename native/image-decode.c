@@ -349,6 +349,15 @@ static int describes_srgb (const void *icc, size_t length) {
   return memmem(icc, length, "sRGB", 4) != NULL || memmem(icc, length, "s\0R\0G\0B\0", 8) != NULL || memmem(icc, length, "\0s\0R\0G\0B", 8) != NULL;
 }
 
+/* An RGB picture's profile that describes sRGB, which the pool thread drops unread (still-sandboxed.ts decodeStill),
+ * as sharp's own decode there ignores it (image.ts colourHandling 'untagged'): no conversion before its resize. */
+static int drops_profile (VipsImage *image) {
+  const void *icc;
+  size_t length;
+  if (vips_image_get_interpretation(image) != VIPS_INTERPRETATION_sRGB || vips_image_get_bands(image) < 3) return 0;
+  return vips_image_get_blob(image, "icc-profile-data", &icc, &length) == 0 && describes_srgb(icc, length);
+}
+
 /* What sharp's pipeline does with the picture's colour before the resize (src/pipeline.cc), for 8-bit pictures: a
  * profile converted to sRGB (perceptual, embedded), but an sRGB one dropped unread and, unless `convert`, another
  * RGB one handed back (image.ts colourHandling: kept on the output); a CMYK picture without one through libvips'
@@ -393,17 +402,19 @@ static int primary_page (VipsImage *image) {
 /*
  * --resize lanczos3: the resize sharp's pipeline begins with (src/pipeline.cc: image.resize(1 / hshrink, vscale 1 /
  * vshrink, its default kernel), after the shrink on load and the colour conversion above), done here where nothing
- * else would come first: a still as stored (no EXIF turn), 8-bit, with no profile left for the thread to keep, made
- * smaller on both sides or one; with an alpha channel only where the caller's pipeline flattens it first (--flatten R G
- * B: a JPEG's background, sharp's Flatten before its resize, so done here first too) or keeps it through the resize
- * (--alpha premultiplied: no padding or smart crop after it), and then premultiplied around it as sharp's pipeline does. The same libvips calls on the same pixels, so the same pixels: the pool
- * thread's sharp then finds nothing to resize (a shrink of 1, so nothing to premultiply either), and crops or embeds
- * as ever. Only thumbnail-sized pixels cross: a 6 MP PNG's 18 MB were most of what the sandbox added to its thumbnail.
+ * else would come first: a still as stored (no EXIF turn), 8-bit, with no profile left for the thread to keep (none,
+ * converted, or one the thread drops unread: drops_profile()), made smaller on both sides or one; with an alpha
+ * channel only where the caller's pipeline flattens it first (--flatten R G B: a JPEG's background, sharp's Flatten
+ * before its resize, so done here first too) or keeps it through the resize (--alpha premultiplied: no padding or
+ * smart crop after it), premultiplied around it as sharp's pipeline does. The same libvips calls on the same pixels,
+ * so the same pixels: the pool thread's sharp then finds nothing to resize (a shrink of 1, so nothing to premultiply
+ * either), and crops or embeds as ever. Only thumbnail-sized pixels cross: a 6 MP PNG's 18 MB were most of what the
+ * sandbox added to its thumbnail.
  */
 static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int orientation, const double *flatten, int premultiplied) {
   int turned = orientation >= 2 && orientation <= 8, alpha = vips_image_hasalpha(image);
   if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR || (alpha && flatten == NULL && !premultiplied)) return image;
-  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0) return image;
+  if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && !drops_profile(image)) return image;
   double hshrink, vshrink;
   sharp_shrink(fit, (double)vips_image_get_width(image), (double)vips_image_get_height(image), &hshrink, &vshrink);
   if (hshrink < 1 || vshrink < 1 || (hshrink == 1 && vshrink == 1)) return image;
