@@ -9,8 +9,8 @@
 //
 //   image-decode --scale N --size W H --channels 1|3 FILE
 //   image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]
-//                [--fit MODE W H [--resize lanczos3 [--flatten R G B | --alpha premultiplied]]] [--profile keep|convert|all]
-//                FILE
+//                [--fit MODE W H [--resize lanczos3 [--flatten R G B | --alpha premultiplied]]]
+//                [--profile keep|convert|all] FILE
 //   image-decode --info --max-pixels N FILE
 //
 // --scale: a JPEG at libjpeg's 1/N (1, 2, 4 or 8: the shrink-on-load the pool thread chose), by Debian's
@@ -198,7 +198,8 @@ static void *allocate (size_t bytes) {
 static const char USAGE[] =
   "usage: image-decode --scale N --size W H --channels 1|3 FILE\n"
   "       image-decode --still jpeg|png|webp|gif|avif --max-pixels N --max-frames N --frame-budget N [--frames first|all]\n"
-  "                    [--fit MODE W H [--resize lanczos3 [--flatten R G B | --alpha premultiplied]]] [--profile keep|convert|all] FILE\n"
+  "                    [--fit MODE W H [--resize lanczos3 [--flatten R G B | --alpha premultiplied]]]\n"
+  "                    [--profile keep|convert|all] FILE\n"
   "       image-decode --info --max-pixels N FILE\n";
 
 /* ---- JPEG at a scale (--scale) ---- */
@@ -413,7 +414,8 @@ static int primary_page (VipsImage *image) {
  */
 static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int orientation, const double *flatten, int premultiplied) {
   int turned = orientation >= 2 && orientation <= 8, alpha = vips_image_hasalpha(image);
-  if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR || (alpha && flatten == NULL && !premultiplied)) return image;
+  if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR) return image;
+  if (alpha && flatten == NULL && !premultiplied) return image;
   if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && !drops_profile(image)) return image;
   double hshrink, vshrink;
   sharp_shrink(fit, (double)vips_image_get_width(image), (double)vips_image_get_height(image), &hshrink, &vshrink);
