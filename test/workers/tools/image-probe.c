@@ -1,5 +1,5 @@
 // A stand-in for an exploit inside native/image-decode (test/workers/tools/image-decode.test.ts, still-decode.test.ts):
-// preloaded, it takes the place of libvips' vips_rawsave_target, vips_image_write_to_memory and (--info)
+// preloaded, it takes the place of libvips' vips_region_fetch, vips_image_write_to_memory and (--info)
 // vips_image_hasalpha, and of libturbojpeg's tjDecompress2 (--scale), which image-decode
 // calls after libvips has read its untrusted input's header, so it runs where an exploit of the decoder would,
 // confined as the decoder is. It reports each attempt on stderr as "<what> ok" or "<what> denied", then tries to
@@ -57,7 +57,7 @@ static void probe (void) {
 
 /* The calls image-decode makes once libvips (or libturbojpeg) has parsed its untrusted input's header (native/image-decode.c), before
  * the pixels are decoded: where an exploit of a loader would run. */
-int vips_rawsave_target (void) { probe(); return -1; }
+void *vips_region_fetch (void) { probe(); return NULL; }
 void *vips_image_write_to_memory (void) { probe(); return NULL; }
 int vips_image_hasalpha (void) { probe(); return 0; }
 int tjDecompress2 (void) { probe(); return -1; }
