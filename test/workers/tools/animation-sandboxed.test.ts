@@ -51,7 +51,7 @@ test('an animation kept whole is decoded in image-decode with IMAGE_DECODER=sand
     ['GIF to GIF', app => postMedia(app, 'thumbnail', smooth, 'image/gif', '?width=160&format=gif')],
     ['GIF, smart crop', app => postMedia(app, 'resize', gif, 'image/gif', '?width=100&height=100&fit=cover&position=attention&format=webp')],
     ['GIF, contain on a background', app => postMedia(app, 'resize', gif, 'image/gif', '?width=200&height=100&fit=contain&background=ff000080&format=webp')],
-    ['lossy WebP reduced on load', app => postMedia(app, 'thumbnail', lossy, 'image/webp', '?width=100&format=webp')],
+    ['lossy WebP reduced on load', app => postMedia(app, 'thumbnail', lossy, 'image/webp', '?width=400&format=webp')],
     ['GET URL rot:90', app => app.inject({ url: signedUrlPath(`/rot:90/w:120/plain/${base}/a.gif@webp`, KEY, SALT) })],
     ['GET URL crop and flip', app => app.inject({ url: signedUrlPath(`/c:320:240:soea/fl:1:1/w:160/plain/${base}/a.gif@gif`, KEY, SALT) })]
   ]

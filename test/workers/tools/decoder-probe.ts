@@ -106,7 +106,7 @@ export const PIXELS_WRITTEN = 2 ** 16
  * The attempt that saw them (else the last): its reply is the one to check, so a path that only sometimes
  * decodes here cannot pass on another attempt's evidence.
  */
-export async function pixelsDecodedDuring<T> (request: () => Promise<T>, tries = 3): Promise<{ seen: number, written: number, result: T }> {
+export async function pixelsDecodedDuring<T> (request: () => Promise<T>, tries = 5): Promise<{ seen: number, written: number, result: T }> {
   let attempt = await decodersSeenDuring(request())
   for (let i = 1; i < tries && attempt.written <= PIXELS_WRITTEN; i++) attempt = await decodersSeenDuring(request())
   return attempt
