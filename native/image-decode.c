@@ -214,7 +214,6 @@ static int stream_pixels (VipsImage *image) {
   return 0;
 }
 
-
 /* Every mode's arguments: what a run without them answers (exit 64), and what the server's start-up reads to tell a
  * build older than its own reader of it (workers/tools/detect.ts). */
 static const char USAGE[] =
@@ -434,8 +433,8 @@ static int primary_page (VipsImage *image) {
  * either), and crops or embeds as ever. Only thumbnail-sized pixels cross: a 6 MP PNG's 18 MB were most of what the
  * sandbox added to its thumbnail.
  */
-static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int orientation, const double *flatten, int premultiplied) {
-  int turned = orientation >= 2 && orientation <= 8, alpha = vips_image_hasalpha(image);
+static VipsImage *resized (VipsImage *image, const struct fit *fit, int animation, int turned, const double *flatten, int premultiplied) {
+  int alpha = vips_image_hasalpha(image);
   if (fit->mode == FIT_NONE || animation || turned || vips_image_get_format(image) != VIPS_FORMAT_UCHAR) return image;
   if (alpha && flatten == NULL && !premultiplied) return image;
   if (!converted && vips_image_get_typeof(image, "icc-profile-data") != 0 && !drops_profile(image)) return image;
@@ -537,7 +536,8 @@ static int still (int argc, char **argv) {
   if ((scale != 1 || animation) && load(format, bytes, size, scale, 0, animation, &image) != 0) refuse(EXIT_REFUSED, "%s", vips_why());
   /* An animation's profile is converted here whatever --profile says: its frames come back as raw pixels, which carry none. */
   image = to_srgb(image, animation && convert_profile == 0 ? 1 : convert_profile);
-  if (resize) image = resized(image, &fit, animation, orientation, flattens ? background : NULL, premultiplied);
+  int turned = orientation >= 2 && orientation <= 8, quarter = turned && orientation >= 5;
+  if (resize) image = resized(image, &fit, animation, turned, flattens ? background : NULL, premultiplied);
   uint32_t w = (uint32_t)vips_image_get_width(image), h = (uint32_t)vips_image_get_height(image);
   uint32_t channels = (uint32_t)vips_image_get_bands(image), band_format = (uint32_t)vips_image_get_format(image);
   uint32_t bits = band_format == VIPS_FORMAT_UCHAR ? 8 : band_format == VIPS_FORMAT_USHORT ? 16 : 0;
@@ -559,7 +559,6 @@ static int still (int argc, char **argv) {
   if (out_pages > 1 && (vips_image_get_typeof(image, "delay") == 0 || vips_image_get_array_int(image, "delay", &delay, &delays) != 0)) delays = 0;
   uint32_t *timing = out_pages > 1 ? allocate(sizeof *timing * out_pages) : NULL;
   for (uint32_t i = 0; timing != NULL && i < out_pages; i++) timing[i] = i < (uint32_t)delays && delay[i] > 0 ? (uint32_t)delay[i] : 0;
-  int turned = orientation >= 2 && orientation <= 8, quarter = turned && orientation >= 5;
   uint32_t header[10] = { 0, quarter ? page_height : w, quarter ? w * out_pages : h, channels, bits, frames, out_pages, loop, int_field(image, "palette") != 0 ? int_field(image, "bits-per-sample") : 0, (uint32_t)icc_length };
   memcpy(header, "IMD3", 4);
   if (write_all(header, sizeof header) != 0 || write_all(icc, icc_length) != 0 || (timing != NULL && write_all(timing, sizeof *timing * out_pages) != 0)) return EXIT_REFUSED;

@@ -5,6 +5,13 @@ import sharp, { type Sharp } from 'sharp'
 import type { ImageOptions } from '../../contract/types.ts'
 
 /**
+ * What a flatten turns transparency into: the option's #RRGGBB (of #RRGGBBAA: a JPEG has no alpha to keep), else
+ * white, as imgproxy flattens onto its background's colour. render() flattens with it, and the decoder sandbox
+ * before its resize (still-sandboxed.ts).
+ */
+export const flattenColour = (background: string | undefined) => (background ?? '#ffffff').slice(0, 7)
+
+/**
  * PNG of a GET URL as imgproxy saves it: a source with a palette (GIF, palette PNG) keeps one of its bit
  * depth (libimagequant), which is what keeps a GIF turned PNG small and without an alpha it does not need;
  * any other with adaptive row filters. Other PNGs: sharp's defaults, as before.

@@ -5,7 +5,7 @@ import { JobError } from '../../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR, MAX_OUTPUT_SIDE } from '../../contract/limits.ts'
 import { applyCrop, checkAnimationInput, checkAnimationOps, checkAnimationOutput, firstFrameCrop, framesKept, needsFirstFrameCrop, orientsPerFrame, type FrameHeader } from './animation.ts'
 import { decodeHeif, type HeifResize } from './heif.ts'
-import { encode, encodeToFit } from './image-encode.ts'
+import { encode, encodeToFit, flattenColour } from './image-encode.ts'
 import { urlResize, type SharpResize } from './image-geometry.ts'
 import { turboDecode, type SourceFacts } from './jpeg-decode.ts'
 import { encodeDecoded } from './jpeg-direct.ts'
@@ -123,7 +123,7 @@ export async function render (input: ImageInput, options: ImageOptions, ctx: Job
     // get the same colour, as imgproxy flattens both onto its background's colour. Other formats keep the alpha.
     // A GET URL's background flattens every format, as imgproxy does whenever bg is set.
     const flatten = options.format === 'jpeg' || (options.url !== undefined && options.background !== undefined)
-    const background = flatten ? (options.background ?? '#ffffff').slice(0, 7) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
+    const background = flatten ? flattenColour(options.background) : options.background ?? { r: 0, g: 0, b: 0, alpha: 0 }
     const resizeOf = (sizing: ImageOptions & SharpResize) => {
       if (sizing.width === undefined && sizing.height === undefined) return undefined
       const placed = placesCrop(options, sizing)

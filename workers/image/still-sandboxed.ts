@@ -16,6 +16,7 @@ import { JobError } from '../../contract/job-error.ts'
 import { ANIMATION_PIXELS_FACTOR } from '../../contract/limits.ts'
 import type { ImageOptions, JobContext, JobSource } from '../../contract/types.ts'
 import { MAX_PROFILE_BYTES, runImageDecode } from './image-decode-run.ts'
+import { flattenColour } from './image-encode.ts'
 import { withInputFile } from './input-file.ts'
 import { describesSrgb } from './srgb-profile.ts'
 
@@ -136,14 +137,14 @@ function fitArgs (format: string, resize: StillResize | undefined, resizes: bool
 
 /**
  * What sharp's pipeline does with a picture's alpha around its resize, where the decoder can do the same (native/
- * image-decode.c resized()): a JPEG's is flattened onto its background first (image.ts render: the API's #RRGGBB, or
- * white); another format's is kept through the resize, premultiplied, unless it is padded after (contain, whose
+ * image-decode.c resized()): a JPEG's is flattened onto its background first (render()'s, image-encode.ts
+ * flattenColour); another format's is kept through the resize, premultiplied, unless it is padded after (contain, whose
  * background is premultiplied too) or smart-cropped (which weighs premultiplied pixels): then the thread resizes.
  */
 function alphaArgs ({ format, fit = 'cover', position, background }: StillResize): string[] {
   if (format === 'jpeg') {
-    const hex = (background ?? '#ffffff').slice(1, 7)
-    return ['--flatten', ...[0, 2, 4].map(at => String(parseInt(hex.slice(at, at + 2), 16)))]
+    const hex = flattenColour(background)
+    return ['--flatten', ...[1, 3, 5].map(at => String(parseInt(hex.slice(at, at + 2), 16)))]
   }
   return fit !== 'contain' && position !== 'attention' && position !== 'entropy' ? ['--alpha', 'premultiplied'] : []
 }
