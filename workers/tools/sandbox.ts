@@ -88,7 +88,7 @@ export function preloadingZygote (library: string, env: Readonly<Record<string, 
  * huge pages too: a 1000x667 GIF thumbnail 8.5 -> 7.4 ms of CPU, page faults 1230 -> 444; a 6 MP PNG's 70.8 -> 69.1 ms
  * (decoders and their zygote, perf stat).
  */
-const HUGE_PAGES = 'glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864'
+const DECODER_MALLOC = 'glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864'
 
 /**
  * The zygote's environment: it serves when THUMBD_ZYGOTE names its argv[0], and applies the limits to each
@@ -98,7 +98,7 @@ export function zygoteEnv (library: string, bin: string, sandbox: Sandbox): Reco
   const limits = limitsOf(sandbox)
   return {
     ...preloadingZygote(library, sandbox.env),
-    ...(bin === IMAGE_DECODE_FILE ? { GLIBC_TUNABLES: [sandbox.env.GLIBC_TUNABLES, HUGE_PAGES].filter(Boolean).join(':') } : {}),
+    ...(bin === IMAGE_DECODE_FILE ? { GLIBC_TUNABLES: [sandbox.env.GLIBC_TUNABLES, DECODER_MALLOC].filter(Boolean).join(':') } : {}),
     THUMBD_ZYGOTE: bin,
     // What the tools get back as LD_PRELOAD.
     THUMBD_ZYGOTE_PRELOAD: sandbox.env.LD_PRELOAD ?? '',
